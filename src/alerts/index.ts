@@ -1,0 +1,1 @@
+export { describeChanges } from './format.ts';

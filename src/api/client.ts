@@ -1,0 +1,322 @@
+import type { AxiosAdapter } from 'axios';
+import type { z } from 'zod';
+import { FileTokenStore, type TokenStore, WalletKeypair, WalletSession } from '../auth/index.ts';
+import {
+  type Challenge,
+  type Composition,
+  type HistoryInterval,
+  type HistoryPoint,
+  type IndexDetail,
+  type IndexSummary,
+  type Performance,
+  type Portfolio,
+  type Rebalance,
+  type RebalanceStatus,
+  type RecordSchemas,
+  type Token,
+  type TokenPair,
+  buildSchemas,
+} from '../contract/index.ts';
+import { type Clock, ConfigError, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import type { Priority, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
+import { type Page, PageIterator, type PageRequest } from './pagination.ts';
+import { type AuthMode, Transport } from './transport.ts';
+
+export interface IndexClientOptions {
+  /** The API base URL, ending in `/v1`, e.g. `http://127.0.0.1:7420/v1`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer`. Takes precedence over a wallet session. */
+  apiKey?: string;
+  /** Wallet for sign-in; without it a stored token pair is still used and refreshed. */
+  keypair?: WalletKeypair;
+  /** Where the token pair is kept between runs. @default a 0600 file `data/tokens.json` */
+  tokenStore?: TokenStore;
+  /**
+   * The credential's tier, which sets the pace. @default `basic` for an API key, `standard`
+   * for a wallet session, `public` without a credential
+   */
+  tier?: Tier;
+  /** Limit and burst of the enterprise tier (custom per contract). */
+  enterpriseLimits?: TierLimits;
+  /** Rate window length; shorten it together with the sandbox's `rateWindowMs`. @default 60000 */
+  windowMs?: number;
+  /** Per attempt. @default 10000 */
+  timeoutMs?: number;
+  /** Retries of a GET after a network error, timeout or 500/502/503/504. @default 3 */
+  retries?: number;
+  /** First backoff step; full jitter, doubling per retry. @default 500 */
+  retryBaseMs?: number;
+  /** @default 30000 */
+  retryMaxMs?: number;
+  /** How often a request is re-queued after a 429 before the 429 is returned. @default 5 */
+  maxRateLimitRequeues?: number;
+  /** `page`/`limit` (the contract) or `limit`/`offset` (one form of the live docs). @default 'page' */
+  paging?: 'page' | 'offset';
+  /** Items per request when iterating a list. @default 100 */
+  pageSize?: number;
+  /** Refresh the access token this long before it expires. @default 300000 */
+  refreshMarginMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Jitter source, in [0, 1). @default Math.random */
+  random?: () => number;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** An axios adapter in place of HTTP, for tests that record requests. */
+  adapter?: AxiosAdapter;
+}
+
+export interface CallOptions {
+  priority?: Priority;
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends CallOptions {
+  page?: number;
+  limit?: number;
+}
+
+export interface HistoryQuery {
+  from?: Date | string;
+  to?: Date | string;
+  interval?: HistoryInterval;
+}
+
+export interface RebalancingQuery {
+  status?: RebalanceStatus;
+  from?: Date | string;
+  to?: Date | string;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/**
+ * The typed client of the Index Fund Data Service. One method per endpoint; every list
+ * endpoint also has an `iterate…` method over all its pages.
+ */
+export class IndexClient {
+  readonly baseUrl: string;
+  readonly session: WalletSession | undefined;
+  private readonly transport: Transport;
+  private readonly schemas: RecordSchemas;
+  private readonly paging: 'page' | 'offset';
+  private readonly pageSize: number;
+
+  constructor(options: IndexClientOptions) {
+    this.baseUrl = checkBaseUrl(options.baseUrl);
+    const pageSize = options.pageSize ?? 100;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) {
+      throw new ConfigError(`pageSize must be an integer from 1 to 100, got ${String(options.pageSize)}`);
+    }
+    this.pageSize = pageSize;
+    this.paging = options.paging ?? 'page';
+    const logger = options.logger ?? silentLogger;
+    const warned = new Set<string>();
+    const warnOnce = (key: string, obj: object, msg: string) => {
+      if (warned.has(key)) return;
+      warned.add(key);
+      logger.warn(obj, msg);
+    };
+    this.schemas = buildSchemas({
+      mode: 'lenient',
+      onUnknown: (field, value) => warnOnce(`enum:${field}:${value}`, { field, value }, 'unknown enum value from server; passing it through'),
+    });
+    const clock = options.clock ?? systemClock;
+    const hasWallet = options.keypair !== undefined || options.tokenStore !== undefined;
+    this.session =
+      options.apiKey || !hasWallet
+        ? undefined
+        : new WalletSession({
+            baseUrl: this.baseUrl,
+            keypair: options.keypair,
+            store: options.tokenStore ?? new FileTokenStore('data/tokens.json'),
+            clock,
+            logger,
+            refreshMarginMs: options.refreshMarginMs,
+            endpoints: {
+              challenge: (wallet) => this.createChallenge(wallet),
+              signIn: (body) => this.signInWithWallet(body),
+              refresh: (token) => this.refreshTokens(token),
+            },
+          });
+    this.transport = new Transport({
+      baseUrl: this.baseUrl,
+      apiKey: options.apiKey,
+      session: this.session,
+      tier: options.tier,
+      enterpriseLimits: options.enterpriseLimits,
+      windowMs: options.windowMs ?? 60_000,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      retries: options.retries ?? 3,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      retryMaxMs: options.retryMaxMs ?? 30_000,
+      maxRateLimitRequeues: options.maxRateLimitRequeues ?? 5,
+      clock,
+      random: options.random ?? Math.random,
+      logger,
+      adapter: options.adapter,
+      schemas: this.schemas,
+      warnOnce,
+    });
+  }
+
+  /**
+   * A client configured from the environment: `INDEXBOT_BASE_URL`, `INDEXBOT_API_KEY`,
+   * `INDEXBOT_WALLET_KEYPAIR` (a Solana CLI keypair file), `INDEXBOT_TIER`.
+   */
+  static fromEnv(overrides: Partial<IndexClientOptions> = {}, env: NodeJS.ProcessEnv = process.env): IndexClient {
+    const baseUrl = overrides.baseUrl ?? env.INDEXBOT_BASE_URL;
+    if (!baseUrl) throw new ConfigError('no base URL: set INDEXBOT_BASE_URL or pass --base-url');
+    const keypairPath = env.INDEXBOT_WALLET_KEYPAIR;
+    return new IndexClient({
+      apiKey: env.INDEXBOT_API_KEY || undefined,
+      keypair: keypairPath ? WalletKeypair.fromFile(keypairPath) : undefined,
+      tier: (env.INDEXBOT_TIER as Tier | undefined) || undefined,
+      ...overrides,
+      baseUrl,
+    });
+  }
+
+  /** State of each credential's rate gate. */
+  rateGates(): RateGateState[] {
+    return this.transport.gateStates();
+  }
+
+  listIndexes(options: ListOptions = {}): Promise<Page<IndexSummary>> {
+    return this.page('/indexes', {}, this.schemas.indexSummary, options);
+  }
+
+  iterateIndexes(options: CallOptions = {}): PageIterator<IndexSummary> {
+    return this.iterate('/indexes', {}, this.schemas.indexSummary, options);
+  }
+
+  getIndex(indexId: string, options: CallOptions = {}): Promise<IndexDetail> {
+    return this.one('GET', `/indexes/${seg(indexId)}`, this.schemas.indexDetail, options);
+  }
+
+  getComposition(indexId: string, options: CallOptions = {}): Promise<Composition> {
+    return this.one('GET', `/indexes/${seg(indexId)}/composition`, this.schemas.composition, options);
+  }
+
+  getPerformance(indexId: string, options: CallOptions = {}): Promise<Performance> {
+    return this.one('GET', `/indexes/${seg(indexId)}/performance`, this.schemas.performance, options);
+  }
+
+  listHistory(indexId: string, query: HistoryQuery = {}, options: ListOptions = {}): Promise<Page<HistoryPoint>> {
+    return this.page(`/indexes/${seg(indexId)}/history`, historyQuery(query), this.schemas.historyPoint, { priority: 'low', ...options });
+  }
+
+  iterateHistory(indexId: string, query: HistoryQuery = {}, options: CallOptions = {}): PageIterator<HistoryPoint> {
+    return this.iterate(`/indexes/${seg(indexId)}/history`, historyQuery(query), this.schemas.historyPoint, { priority: 'low', ...options });
+  }
+
+  listRebalancing(indexId: string, query: RebalancingQuery = {}, options: ListOptions = {}): Promise<Page<Rebalance>> {
+    return this.page(`/indexes/${seg(indexId)}/rebalancing`, rebalancingQuery(query), this.schemas.rebalance, { priority: 'high', ...options });
+  }
+
+  iterateRebalancing(indexId: string, query: RebalancingQuery = {}, options: CallOptions = {}): PageIterator<Rebalance> {
+    return this.iterate(`/indexes/${seg(indexId)}/rebalancing`, rebalancingQuery(query), this.schemas.rebalance, { priority: 'high', ...options });
+  }
+
+  listTokens(options: ListOptions = {}): Promise<Page<Token>> {
+    return this.page('/tokens', {}, this.schemas.token, options);
+  }
+
+  iterateTokens(options: CallOptions = {}): PageIterator<Token> {
+    return this.iterate('/tokens', {}, this.schemas.token, options);
+  }
+
+  getPortfolio(options: CallOptions = {}): Promise<Portfolio> {
+    return this.one('GET', '/user/portfolio', this.schemas.portfolio, { priority: 'high', ...options }, 'required');
+  }
+
+  createChallenge(wallet: string, options: CallOptions = {}): Promise<Challenge> {
+    return this.one('POST', '/auth/challenge', this.schemas.challenge, { priority: 'high', ...options }, 'none', { wallet });
+  }
+
+  signInWithWallet(body: { wallet: string; message: string; signature: string }, options: CallOptions = {}): Promise<TokenPair> {
+    return this.one('POST', '/auth/wallet', this.schemas.tokenPair, { priority: 'high', ...options }, 'none', body);
+  }
+
+  refreshTokens(refreshToken: string, options: CallOptions = {}): Promise<TokenPair> {
+    return this.one('POST', '/auth/refresh', this.schemas.tokenPair, { priority: 'high', ...options }, 'none', { refresh_token: refreshToken });
+  }
+
+  private async one<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: CallOptions,
+    auth: AuthMode = 'optional',
+    body?: unknown,
+  ): Promise<z.output<S>> {
+    const { body: envelope, requestId } = await this.transport.request({
+      method,
+      path,
+      body,
+      auth,
+      priority: options.priority ?? 'normal',
+      signal: options.signal,
+    });
+    return this.transport.validate(schema, envelope.data, `${method} ${path}`, 'data', requestId);
+  }
+
+  private async page<S extends z.ZodType>(path: string, query: Query, item: S, options: ListOptions): Promise<Page<z.output<S>>> {
+    const page = options.page ?? 1;
+    const limit = options.limit ?? this.pageSize;
+    return this.fetchPage(path, query, item, options, { page, limit, offset: (page - 1) * limit });
+  }
+
+  private iterate<S extends z.ZodType>(path: string, query: Query, item: S, options: CallOptions): PageIterator<z.output<S>> {
+    return new PageIterator((request) => this.fetchPage(path, query, item, options, request), this.pageSize);
+  }
+
+  private async fetchPage<S extends z.ZodType>(
+    path: string,
+    query: Query,
+    item: S,
+    options: CallOptions,
+    request: PageRequest,
+  ): Promise<Page<z.output<S>>> {
+    const paging = this.paging === 'page' ? { page: request.page, limit: request.limit } : { limit: request.limit, offset: request.offset };
+    const { body, requestId } = await this.transport.request({
+      method: 'GET',
+      path,
+      query: { ...query, ...paging },
+      auth: 'optional',
+      priority: options.priority ?? 'normal',
+      signal: options.signal,
+    });
+    return this.transport.readPage(body, item, `GET ${path}`, requestId, request);
+  }
+}
+
+function checkBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`base URL is not a URL: ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`base URL must be http(s), got ${url.protocol}`);
+  }
+  if (url.username || url.password) throw new ConfigError('base URL must not carry credentials');
+  return raw.replace(/\/+$/, '');
+}
+
+function seg(indexId: string): string {
+  return encodeURIComponent(indexId);
+}
+
+function iso(v: Date | string | undefined): string | undefined {
+  return v instanceof Date ? v.toISOString() : v;
+}
+
+function historyQuery(q: HistoryQuery): Query {
+  return { from: iso(q.from), to: iso(q.to), interval: q.interval };
+}
+
+function rebalancingQuery(q: RebalancingQuery): Query {
+  return { status: q.status, from: iso(q.from), to: iso(q.to) };
+}

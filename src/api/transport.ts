@@ -1,0 +1,371 @@
+import { createHash } from 'node:crypto';
+import axios, {
+  type AxiosAdapter,
+  AxiosError,
+  type AxiosInstance,
+  type AxiosResponse,
+  type InternalAxiosRequestConfig,
+  isAxiosError,
+} from 'axios';
+import axiosRetry from 'axios-retry';
+import type { z } from 'zod';
+import type { WalletSession } from '../auth/index.ts';
+import { type RecordSchemas } from '../contract/index.ts';
+import {
+  type ApiError,
+  AuthError,
+  type Clock,
+  type Logger,
+  MalformedResponseError,
+  NetworkError,
+  ResponseValidationError,
+  TimeoutError,
+  type ValidationIssue,
+  apiErrorFor,
+  sleep,
+} from '../core/index.ts';
+import { type Priority, RateGate, type RateGateState, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
+import type { Page } from './pagination.ts';
+
+/** The error codes of the contract; any other is passed through and warned about once. */
+const KNOWN_ERROR_CODES = new Set([
+  'INVALID_API_KEY',
+  'RATE_LIMIT_EXCEEDED',
+  'INVALID_PARAMETER',
+  'RESOURCE_NOT_FOUND',
+  'INTERNAL_ERROR',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'SERVICE_UNAVAILABLE',
+]);
+const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
+
+export type AuthMode = 'none' | 'optional' | 'required';
+
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** `none`: auth endpoints (public bucket); `optional`: public data; `required`: user data. */
+  auth: AuthMode;
+  priority: Priority;
+  signal?: AbortSignal | undefined;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  session: WalletSession | undefined;
+  tier: Tier | undefined;
+  enterpriseLimits: TierLimits | undefined;
+  windowMs: number;
+  timeoutMs: number;
+  retries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  maxRateLimitRequeues: number;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+  adapter: AxiosAdapter | undefined;
+  schemas: RecordSchemas;
+  warnOnce: (key: string, obj: object, msg: string) => void;
+}
+
+interface Credential {
+  gate: RateGate;
+  token: string | undefined;
+  session: WalletSession | undefined;
+}
+
+interface Envelope {
+  success?: unknown;
+  data?: unknown;
+  meta?: { request_id?: unknown; pagination?: { page?: unknown; limit?: unknown; total?: unknown } };
+  total?: unknown;
+}
+
+type TaggedConfig = InternalAxiosRequestConfig & { indexbot?: { spec: RequestSpec } };
+
+/**
+ * HTTP for the client: every attempt (first try, retry after a 5xx, re-queue after a 429,
+ * retry after a token refresh) passes the credential's RateGate, so all of them count
+ * against the budget. Bodies are read as text and parsed here, so a non-JSON body is a
+ * clear error and no axios error (which carries request headers) ever leaves this module.
+ */
+export class Transport {
+  private readonly http: AxiosInstance;
+  private readonly inner: AxiosAdapter;
+  private readonly gates = new Map<string, RateGate>();
+
+  constructor(private readonly o: TransportOptions) {
+    this.inner = axios.getAdapter(o.adapter ?? 'http');
+    this.http = axios.create({
+      baseURL: o.baseUrl,
+      timeout: o.timeoutMs,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      transitional: { clarifyTimeoutError: true },
+      headers: { Accept: 'application/json' },
+      adapter: (config) => this.send(config as TaggedConfig),
+    });
+    axiosRetry(this.http, {
+      retries: o.retries,
+      shouldResetTimeout: true,
+      retryCondition: (error) => isRetryable(error),
+      retryDelay: () => 0,
+      onRetry: async (count, error, config) => {
+        const delay = Math.floor(o.random() * Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (count - 1)));
+        o.logger.warn(
+          { endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay },
+          'retrying request',
+        );
+        await sleep(o.clock, delay, config.signal as AbortSignal | undefined);
+      },
+    });
+  }
+
+  /** The state of every gate in use (one per credential), for `status` and logs. */
+  gateStates(): RateGateState[] {
+    return [...this.gates.values()].map((g) => g.state());
+  }
+
+  /** Sends a request and returns its parsed JSON envelope, or throws an `IndexbotError`. */
+  async request(spec: RequestSpec): Promise<{ body: Envelope; requestId: string | undefined }> {
+    const endpoint = `${spec.method} ${spec.path}`;
+    let res: AxiosResponse<string>;
+    try {
+      res = await this.http.request<string>({
+        method: spec.method,
+        url: spec.path,
+        params: spec.query,
+        data: spec.body,
+        signal: spec.signal,
+        indexbot: { spec },
+      } as TaggedConfig);
+    } catch (e) {
+      throw this.toError(e, endpoint);
+    }
+    const body = parseJson(res.data);
+    if (!isObject(body)) throw new MalformedResponseError(endpoint, res.status, contentType(res));
+    const requestId = requestIdOf(body, res);
+    if (body.success === false) throw this.apiError(endpoint, res.status, body, res);
+    return { body, requestId };
+  }
+
+  /** Validates `value` (found at `path` of the body) against `schema`. */
+  validate<S extends z.ZodType>(schema: S, value: unknown, endpoint: string, path: string, requestId?: string): z.output<S> {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const issues: ValidationIssue[] = parsed.error.issues.map((i) => ({
+      path: [path, ...i.path.map(String)].filter(Boolean).join('.'),
+      message: i.message,
+    }));
+    throw new ResponseValidationError(endpoint, issues, requestId);
+  }
+
+  /** Reads one page of a list in either form the live service documents. */
+  readPage<S extends z.ZodType>(body: Envelope, item: S, endpoint: string, requestId: string | undefined, asked: { page: number; limit: number }): Page<z.output<S>> {
+    const data = body.data;
+    let items: unknown;
+    let path: string;
+    if (Array.isArray(data)) {
+      items = data;
+      path = 'data';
+    } else if (isObject(data) && Array.isArray((data as { items?: unknown }).items)) {
+      items = (data as { items: unknown[] }).items;
+      path = 'data.items';
+    } else {
+      throw new ResponseValidationError(endpoint, [{ path: 'data', message: 'expected a list: an array or { items: [...] }' }], requestId);
+    }
+    const pagination = body.meta?.pagination;
+    const total = asCount(pagination?.total) ?? asCount(body.total);
+    return {
+      items: (items as unknown[]).map((it, i) => this.validate(item, it, endpoint, `${path}.${i}`, requestId)),
+      total,
+      page: asCount(pagination?.page) ?? asked.page,
+      limit: asCount(pagination?.limit) ?? asked.limit,
+    };
+  }
+
+  private gate(id: string, limits: TierLimits): RateGate {
+    let gate = this.gates.get(id);
+    if (!gate) {
+      gate = new RateGate({
+        ...limits,
+        name: id,
+        windowMs: this.o.windowMs,
+        clock: this.o.clock,
+        random: this.o.random,
+        logger: this.o.logger,
+      });
+      this.gates.set(id, gate);
+    }
+    return gate;
+  }
+
+  private limitsFor(defaultTier: Tier): TierLimits {
+    return tierLimits(this.o.tier ?? defaultTier, this.o.enterpriseLimits);
+  }
+
+  private async credential(auth: AuthMode): Promise<Credential> {
+    const publicGate = () => this.gate('public', tierLimits('public'));
+    if (auth === 'none') return { gate: publicGate(), token: undefined, session: undefined };
+    if (this.o.apiKey) {
+      return { gate: this.gate(`key:${fingerprint(this.o.apiKey)}`, this.limitsFor('basic')), token: this.o.apiKey, session: undefined };
+    }
+    const session = this.o.session;
+    if (session?.usable) {
+      const token = await session.accessToken();
+      return { gate: this.gate(`jwt:${session.subject() ?? 'unknown'}`, this.limitsFor('standard')), token, session };
+    }
+    if (auth === 'required') {
+      throw new AuthError({
+        endpoint: 'client',
+        status: 401,
+        apiCode: 'INVALID_API_KEY',
+        reason: 'missing_credentials',
+        message: 'this endpoint needs a credential: set INDEXBOT_API_KEY, or run `indexbot login` with a wallet keypair',
+      });
+    }
+    return { gate: publicGate(), token: undefined, session: undefined };
+  }
+
+  /** The axios adapter: gate, credential, send; re-queue after 429, refresh once after `token_expired`. */
+  private async send(config: TaggedConfig): Promise<AxiosResponse> {
+    const spec = config.indexbot?.spec;
+    if (!spec) throw new Error('request without a spec');
+    let refreshed = false;
+    for (let requeues = 0; ; ) {
+      const cred = await this.credential(spec.auth);
+      if (cred.token) config.headers.set('Authorization', `Bearer ${cred.token}`);
+      else config.headers.delete('Authorization');
+      const permit = await cred.gate.acquire(spec.priority, config.signal as AbortSignal | undefined);
+      let res: AxiosResponse;
+      const started = this.o.clock.now();
+      try {
+        res = await this.inner({ ...config, validateStatus: () => true });
+      } catch (e) {
+        cred.gate.release(permit);
+        throw e;
+      }
+      cred.gate.release(permit, { status: res.status, headers: res.headers as Record<string, unknown> });
+      this.o.logger.debug(
+        { method: spec.method, path: spec.path, status: res.status, durationMs: this.o.clock.now() - started, requestId: requestIdOf(undefined, res) },
+        'request',
+      );
+      if (res.status === 429 && requeues < this.o.maxRateLimitRequeues) {
+        requeues++;
+        continue;
+      }
+      if (res.status === 401 && cred.session && cred.token && !refreshed && isTokenExpired(res)) {
+        refreshed = true;
+        await cred.session.tokenExpired(cred.token);
+        continue;
+      }
+      if (res.status < 200 || res.status >= 300) {
+        const code = res.status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST;
+        throw new AxiosError(`HTTP ${res.status}`, code, config, res.request, res);
+      }
+      return res;
+    }
+  }
+
+  /** Axios errors become ours (they carry request headers, so none may escape); others pass as they are. */
+  private toError(e: unknown, endpoint: string): unknown {
+    if (!isAxiosError(e)) return e;
+    const res = e.response as AxiosResponse<string> | undefined;
+    if (res) return this.apiError(endpoint, res.status, parseJson(res.data), res);
+    if (e.code === 'ETIMEDOUT' || e.code === 'ECONNABORTED') return new TimeoutError(endpoint, this.o.timeoutMs);
+    if (e.code === AxiosError.ERR_CANCELED) return new NetworkError(endpoint, 'ABORTED');
+    const errno = (e.cause as NodeJS.ErrnoException | undefined)?.code ?? e.code;
+    return new NetworkError(endpoint, errno);
+  }
+
+  private apiError(endpoint: string, status: number, body: unknown, res: AxiosResponse): ApiError {
+    const parsed = this.o.schemas.errorEnvelope.safeParse(body);
+    const err = parsed.success ? parsed.data.error : undefined;
+    if (err && !KNOWN_ERROR_CODES.has(err.code)) {
+      this.o.warnOnce(`error-code:${err.code}`, { code: err.code, status }, 'unknown error code from server; passing it through');
+    }
+    const fallback = body === undefined ? `non-JSON error body${contentType(res) ? ` (${contentType(res)})` : ''}` : 'error without the error envelope';
+    return apiErrorFor({
+      endpoint,
+      status,
+      apiCode: err?.code,
+      message: this.scrub(err?.message ?? fallback),
+      requestId: requestIdOf(isObject(body) ? body : undefined, res),
+      reason: err?.reason ?? wwwAuthenticateReason(res),
+      details: err?.details,
+    });
+  }
+
+  /** Defence in depth: a server could echo a credential back in its message. */
+  private scrub(text: string): string {
+    const tokens = this.o.session?.current();
+    const secrets = [this.o.apiKey, tokens?.accessToken, tokens?.refreshToken].filter((s): s is string => !!s && s.length >= 8);
+    return secrets.reduce((t, s) => t.split(s).join('[REDACTED]'), text);
+  }
+}
+
+function endpointOf(config: TaggedConfig): string {
+  const spec = config.indexbot?.spec;
+  return spec ? `${spec.method} ${spec.path}` : 'request';
+}
+
+function isRetryable(error: unknown): boolean {
+  if (!isAxiosError(error)) return false;
+  if (error.code === AxiosError.ERR_CANCELED) return false;
+  if ((error.config?.method ?? 'get').toLowerCase() !== 'get') return false;
+  if (!error.response) return true;
+  return RETRYABLE_STATUS.has(error.response.status);
+}
+
+function isTokenExpired(res: AxiosResponse): boolean {
+  if (wwwAuthenticateReason(res) === 'token_expired') return true;
+  const body = parseJson(res.data);
+  if (!isObject(body) || !isObject((body as { error?: unknown }).error)) return false;
+  const error = (body as { error: { reason?: unknown; code?: unknown } }).error;
+  return error.reason === 'token_expired' || (typeof error.code === 'string' && error.code.toLowerCase() === 'token_expired');
+}
+
+function wwwAuthenticateReason(res: AxiosResponse): string | undefined {
+  const header = res.headers['www-authenticate'];
+  if (typeof header !== 'string') return undefined;
+  return /token_expired/i.test(header) ? 'token_expired' : /error_description="([^"]+)"/.exec(header)?.[1];
+}
+
+function parseJson(text: unknown): unknown {
+  if (typeof text !== 'string') return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(v: unknown): v is Envelope {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function asCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+function contentType(res: AxiosResponse): string | undefined {
+  const ct = res.headers['content-type'];
+  return typeof ct === 'string' ? ct.split(';')[0] : undefined;
+}
+
+function requestIdOf(body: Envelope | undefined, res: AxiosResponse): string | undefined {
+  const fromBody = body?.meta?.request_id;
+  if (typeof fromBody === 'string') return fromBody;
+  const header = res.headers['x-request-id'];
+  return typeof header === 'string' ? header : undefined;
+}
+
+/** Names a credential's rate gate without revealing it. */
+function fingerprint(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex').slice(0, 8);
+}

@@ -1,0 +1,25 @@
+import { Command, CommanderError } from 'commander';
+import { IndexbotError } from '../core/index.ts';
+import { registerDemoCommand } from './demo-command.ts';
+import { registerSandboxCommand } from './sandbox-command.ts';
+
+const program = new Command();
+program
+  .name('indexbot')
+  .description('Trading-bot framework for the Index Fund Data Service')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerDemoCommand(program);
+registerSandboxCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) process.exit(e.exitCode);
+  if (e instanceof IndexbotError) {
+    process.stderr.write(`indexbot: ${e.message} [${e.code}]\n`);
+    process.exit(e.kind === 'temporary' ? 75 : 78);
+  }
+  throw e;
+}

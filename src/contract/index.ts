@@ -1,0 +1,3 @@
+export * from './schemas.ts';
+export { renderSigninMessage, signinMessageMismatch, type SigninMessageFields } from './signin-message.ts';
+export { type Tier, type TierLimits, TIERS, TIER_LIMITS, tierLimits } from './tiers.ts';

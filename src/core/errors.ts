@@ -1,0 +1,224 @@
+/**
+ * One error hierarchy for the whole bot. Every class has a stable `code` that scripts and
+ * logs can match on, and a `kind` that says what the bot should do about it:
+ * - `temporary`: retrying later may succeed (network, 5xx, 429).
+ * - `operational`: stop and tell a human (bad config, bad credentials, refused sign-in).
+ * - `input`: the caller asked for something invalid (bad parameter, unknown index).
+ * - `strategy`: the user's strategy code failed.
+ *
+ * Messages are built only from non-secret parts; `toJSON()` lists exactly the fields that
+ * are safe to serialize, so a logged or JSON-dumped error never carries a credential.
+ */
+export type ErrorKind = 'temporary' | 'operational' | 'input' | 'strategy';
+
+export class IndexbotError extends Error {
+  readonly code: string;
+  readonly kind: ErrorKind;
+
+  constructor(message: string, code: string, kind: ErrorKind) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.kind = kind;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, code: this.code, kind: this.kind, message: this.message };
+  }
+}
+
+export class ConfigError extends IndexbotError {
+  constructor(message: string) {
+    super(message, 'CONFIG_INVALID', 'operational');
+  }
+}
+
+export class KeypairError extends IndexbotError {
+  constructor(message: string) {
+    super(message, 'WALLET_KEYPAIR_INVALID', 'operational');
+  }
+}
+
+/** We refused to sign a sign-in message the server sent, because it was not the one we expect. */
+export class SigninRefusedError extends IndexbotError {
+  constructor(message: string) {
+    super(message, 'SIGNIN_MESSAGE_REFUSED', 'operational');
+  }
+}
+
+export class NetworkError extends IndexbotError {
+  readonly endpoint: string;
+  /** The system error code (ECONNREFUSED, ECONNRESET, ...), never the request. */
+  readonly errno: string | undefined;
+
+  constructor(endpoint: string, errno: string | undefined) {
+    super(`network error on ${endpoint}${errno ? ` (${errno})` : ''}`, 'NETWORK_ERROR', 'temporary');
+    this.endpoint = endpoint;
+    this.errno = errno;
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), endpoint: this.endpoint, errno: this.errno };
+  }
+}
+
+export class TimeoutError extends IndexbotError {
+  readonly endpoint: string;
+  readonly timeoutMs: number;
+
+  constructor(endpoint: string, timeoutMs: number) {
+    super(`no response from ${endpoint} within ${timeoutMs} ms`, 'TIMEOUT', 'temporary');
+    this.endpoint = endpoint;
+    this.timeoutMs = timeoutMs;
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), endpoint: this.endpoint, timeoutMs: this.timeoutMs };
+  }
+}
+
+export interface ValidationIssue {
+  /** Dotted field path, e.g. `data.constituents.3.weight`. */
+  path: string;
+  message: string;
+}
+
+/** The server answered 2xx with a body that does not match the record schema. */
+export class ResponseValidationError extends IndexbotError {
+  readonly endpoint: string;
+  readonly issues: ValidationIssue[];
+  readonly requestId: string | undefined;
+
+  constructor(endpoint: string, issues: ValidationIssue[], requestId?: string) {
+    const shown = issues
+      .slice(0, 5)
+      .map((i) => `${i.path || '(root)'}: ${i.message}`)
+      .join('; ');
+    const more = issues.length > 5 ? ` (+${issues.length - 5} more)` : '';
+    super(`invalid response from ${endpoint}: ${shown}${more}`, 'RESPONSE_INVALID', 'temporary');
+    this.endpoint = endpoint;
+    this.issues = issues;
+    this.requestId = requestId;
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), endpoint: this.endpoint, issues: this.issues, requestId: this.requestId };
+  }
+}
+
+/** The body is not JSON at all (an HTML error page from a proxy, a truncated body). */
+export class MalformedResponseError extends IndexbotError {
+  readonly endpoint: string;
+  readonly status: number;
+  readonly contentType: string | undefined;
+
+  constructor(endpoint: string, status: number, contentType: string | undefined) {
+    super(
+      `response from ${endpoint} (HTTP ${status}) is not JSON${contentType ? ` (content-type ${contentType})` : ''}`,
+      'RESPONSE_MALFORMED',
+      'temporary',
+    );
+    this.endpoint = endpoint;
+    this.status = status;
+    this.contentType = contentType;
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), endpoint: this.endpoint, status: this.status, contentType: this.contentType };
+  }
+}
+
+export interface ApiErrorInit {
+  endpoint: string;
+  status: number;
+  /** The server's `error.code`, e.g. `INVALID_PARAMETER`. */
+  apiCode: string | undefined;
+  message: string;
+  requestId?: string | undefined;
+  /** The server's `error.reason` (or the reason found in `WWW-Authenticate`), e.g. `token_expired`. */
+  reason?: string | undefined;
+  details?: unknown;
+}
+
+/** The server answered with an error envelope (or an error status). */
+export class ApiError extends IndexbotError {
+  readonly endpoint: string;
+  readonly status: number;
+  readonly apiCode: string | undefined;
+  readonly requestId: string | undefined;
+  readonly reason: string | undefined;
+  readonly details: unknown;
+
+  constructor(init: ApiErrorInit, code: string, kind: ErrorKind) {
+    const id = init.requestId ? `, request ${init.requestId}` : '';
+    const what = [init.apiCode, init.reason].filter(Boolean).join('/');
+    super(`${init.endpoint}: HTTP ${init.status}${what ? ` ${what}` : ''}: ${init.message}${id}`, code, kind);
+    this.endpoint = init.endpoint;
+    this.status = init.status;
+    this.apiCode = init.apiCode;
+    this.requestId = init.requestId;
+    this.reason = init.reason;
+    this.details = init.details;
+  }
+
+  override toJSON() {
+    return {
+      ...super.toJSON(),
+      endpoint: this.endpoint,
+      status: this.status,
+      apiCode: this.apiCode,
+      reason: this.reason,
+      requestId: this.requestId,
+      details: this.details,
+    };
+  }
+}
+
+export class BadRequestError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_BAD_REQUEST', 'input');
+  }
+}
+
+/** Credentials missing, invalid or expired beyond repair: a human must act (`indexbot login`, a new key). */
+export class AuthError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_UNAUTHORIZED', 'operational');
+  }
+}
+
+export class ForbiddenError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_FORBIDDEN', 'operational');
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_NOT_FOUND', 'input');
+  }
+}
+
+export class RateLimitError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_RATE_LIMITED', 'temporary');
+  }
+}
+
+export class ServerError extends ApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'API_SERVER_ERROR', 'temporary');
+  }
+}
+
+/** Maps an HTTP status to the error class of its meaning; the server's code only refines it. */
+export function apiErrorFor(init: ApiErrorInit): ApiError {
+  const s = init.status;
+  if (s === 401) return new AuthError(init);
+  if (s === 403) return new ForbiddenError(init);
+  if (s === 404) return new NotFoundError(init);
+  if (s === 429) return new RateLimitError(init);
+  if (s >= 500) return new ServerError(init);
+  if (s >= 400) return new BadRequestError(init);
+  return new ServerError(init);
+}

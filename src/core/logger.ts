@@ -1,0 +1,70 @@
+import { pino } from 'pino';
+
+/**
+ * The logging surface every component takes. pino's logger satisfies it; tests pass a
+ * capturing one. Components never build their own: the CLI creates one and hands it down.
+ */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};
+
+/** Paths pino blanks out wherever they appear in a log object. */
+export const REDACTED_PATHS = [
+  'authorization',
+  'Authorization',
+  '*.authorization',
+  '*.Authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'apiKey',
+  '*.apiKey',
+  'accessToken',
+  '*.accessToken',
+  'refreshToken',
+  '*.refreshToken',
+  'access_token',
+  '*.access_token',
+  'refresh_token',
+  '*.refresh_token',
+  'secretKey',
+  '*.secretKey',
+  'signature',
+  '*.signature',
+];
+
+export type LogFormat = 'json' | 'pretty';
+
+export interface CreateLoggerOptions {
+  /** @default 'info' */
+  level?: string;
+  /** JSON lines for daemons; pretty for a person at a terminal. @default pretty on a TTY, json otherwise */
+  format?: LogFormat;
+  /** Where JSON lines go. @default standard error */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
+  const base = { level: options.level ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } };
+  if (format === 'pretty') {
+    return pino({
+      ...base,
+      transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+    });
+  }
+  return pino(base, (options.destination ?? process.stderr) as pino.DestinationStream);
+}

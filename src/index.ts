@@ -1,0 +1,10 @@
+/**
+ * The public API of indexbot: everything a strategy author or an integrator imports,
+ * as `import { ... } from 'indexbot'`.
+ */
+export * from './core/index.ts';
+export * from './contract/index.ts';
+export * from './api/index.ts';
+export * from './auth/index.ts';
+export * from './ratelimit/index.ts';
+export { startSandbox, demoKey, type Sandbox, type SandboxOptions, type SandboxCounters, type ApiKeySpec, type KeyTier } from './sandbox/index.ts';

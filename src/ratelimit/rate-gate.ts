@@ -1,0 +1,315 @@
+import PQueue from 'p-queue';
+import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { type HeaderBag, type RateLimitObservation, readRateLimitHeaders } from './headers.ts';
+
+export type Priority = 'high' | 'normal' | 'low';
+const PRIORITY_VALUE: Record<Priority, number> = { high: 2, normal: 1, low: 0 };
+
+export interface RateGateOptions {
+  /** Requests allowed per window (the tier's rate). */
+  limit: number;
+  /** Bucket capacity: the most requests sent back to back. */
+  burst: number;
+  /**
+   * Length of the rate window. Tests and benchmarks shorten it, like the sandbox's
+   * `--rate-window-ms`.
+   * @default 60000
+   */
+  windowMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Source of jitter, in [0, 1). @default Math.random */
+  random?: () => number;
+  /**
+   * Longest pause a header can impose; a later reset is treated as absurd and clamped.
+   * @default 300000
+   */
+  maxPauseMs?: number;
+  /**
+   * Pause after a 429 that says nothing usable about when to come back; doubles with each
+   * further 429 in a row.
+   * @default 1000
+   */
+  fallbackPauseMs?: number;
+  /**
+   * Upper bound of the random margin added after a reset, so that many clients do not
+   * all come back in the same millisecond.
+   * @default 100
+   */
+  jitterMs?: number;
+  /** A name for logs, e.g. `key:…a1b2` or `public`. @default 'gate' */
+  name?: string;
+  /** @default silentLogger */
+  logger?: Logger;
+}
+
+/** How the server refills: a bucket refills continuously, a fixed window only at reset. */
+export type ServerModel = 'unknown' | 'bucket' | 'window';
+
+export interface RateGateState {
+  name: string;
+  /** Requests per window the gate paces to (tightened by the server's headers). */
+  limit: number;
+  burst: number;
+  windowMs: number;
+  /** Tokens the gate holds now. */
+  tokens: number;
+  /** What the server last said was left, minus what was sent since. */
+  remaining: number | undefined;
+  /** When the server said its window resets (local epoch ms). */
+  resetAt: number | undefined;
+  pausedUntil: number | undefined;
+  queued: number;
+  inFlight: number;
+  serverModel: ServerModel;
+  sent: number;
+  rateLimited: number;
+}
+
+export interface Permit {
+  readonly seq: number;
+}
+
+export interface ResponseObservation {
+  status: number;
+  headers: HeaderBag;
+}
+
+/**
+ * Admits requests for one credential at the pace its tier and the server allow.
+ *
+ * Admission is a p-queue of concurrency 1 ordered by priority, so high-priority work is
+ * always admitted before low; the admitted request then runs freely. Pacing is a local
+ * token bucket at the configured rate, tightened by what the server reports: a smaller
+ * `X-RateLimit-Limit` lowers the rate, `X-RateLimit-Remaining` caps the tokens, and a
+ * server seen to refill only at `X-RateLimit-Reset` (fixed windows) makes the gate wait
+ * for the reset once it is spent. A 429 pauses the whole gate until the later of reset
+ * and `Retry-After`, plus jitter. Until the first response arrives only one request is in
+ * flight, so a server with a smaller limit than configured is never flooded.
+ */
+export class RateGate {
+  readonly name: string;
+  private limit: number;
+  private burst: number;
+  private readonly windowMs: number;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly maxPauseMs: number;
+  private readonly fallbackPauseMs: number;
+  private readonly jitterMs: number;
+  private readonly logger: Logger;
+  private readonly admission = new PQueue({ concurrency: 1 });
+
+  private tokens: number;
+  private lastRefill: number;
+  private pausedUntil = 0;
+  private admitted = 0;
+  private inFlight = 0;
+  private responded = false;
+  private consecutive429 = 0;
+  private rateLimited = 0;
+  private serverModel: ServerModel = 'unknown';
+  private lastObserved: { seq: number; remaining: number; resetAt: number | undefined } | undefined;
+  private estimatedRemaining: number | undefined;
+  private resetAt: number | undefined;
+  private wakers = new Set<() => void>();
+
+  constructor(options: RateGateOptions) {
+    const { limit, burst, windowMs = 60_000, maxPauseMs = 300_000, fallbackPauseMs = 1_000, jitterMs = 100 } = options;
+    positive('limit', limit);
+    positive('burst', burst);
+    positive('windowMs', windowMs);
+    positive('maxPauseMs', maxPauseMs);
+    nonNegative('fallbackPauseMs', fallbackPauseMs);
+    nonNegative('jitterMs', jitterMs);
+    this.limit = limit;
+    this.burst = burst;
+    this.windowMs = windowMs;
+    this.maxPauseMs = maxPauseMs;
+    this.fallbackPauseMs = fallbackPauseMs;
+    this.jitterMs = jitterMs;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.name = options.name ?? 'gate';
+    this.logger = options.logger ?? silentLogger;
+    this.tokens = burst;
+    this.lastRefill = this.clock.now();
+  }
+
+  /** Waits until a request may be sent. Every call must be followed by one `release()`. */
+  async acquire(priority: Priority = 'normal', signal?: AbortSignal): Promise<Permit> {
+    return this.admission.add(() => this.waitForSlot(signal), { priority: PRIORITY_VALUE[priority], signal });
+  }
+
+  /** Reports how the admitted request ended: its response, or nothing (network error). */
+  release(permit: Permit, response?: ResponseObservation): void {
+    this.inFlight--;
+    if (response) {
+      this.responded = true;
+      const seen = readRateLimitHeaders(response.headers);
+      this.observe(permit, seen);
+      if (response.status === 429) this.onRateLimited(seen);
+      else this.consecutive429 = 0;
+    }
+    this.wake();
+  }
+
+  state(): RateGateState {
+    this.refill();
+    const now = this.clock.now();
+    return {
+      name: this.name,
+      limit: this.limit,
+      burst: this.burst,
+      windowMs: this.windowMs,
+      tokens: Math.floor(this.tokens * 1000) / 1000,
+      remaining: this.estimatedRemaining,
+      resetAt: this.resetAt,
+      pausedUntil: this.pausedUntil > now ? this.pausedUntil : undefined,
+      queued: this.admission.size + this.admission.pending,
+      inFlight: this.inFlight,
+      serverModel: this.serverModel,
+      sent: this.admitted,
+      rateLimited: this.rateLimited,
+    };
+  }
+
+  private get ratePerMs(): number {
+    return this.limit / this.windowMs;
+  }
+
+  private refill(): void {
+    const now = this.clock.now();
+    if (now > this.lastRefill) {
+      this.tokens = Math.min(this.burst, this.tokens + (now - this.lastRefill) * this.ratePerMs);
+      this.lastRefill = now;
+    }
+  }
+
+  /** Milliseconds until the next request may go; Infinity means "until a response arrives". */
+  private waitTime(): number {
+    const now = this.clock.now();
+    if (this.pausedUntil > now) return this.pausedUntil - now;
+    if (!this.responded && this.inFlight > 0) return Infinity;
+    this.refill();
+    if (this.tokens >= 1) return 0;
+    return Math.ceil((1 - this.tokens) / this.ratePerMs);
+  }
+
+  private async waitForSlot(signal?: AbortSignal): Promise<Permit> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const wait = this.waitTime();
+      if (wait === 0) break;
+      await this.sleepOrWake(wait, signal);
+    }
+    this.tokens -= 1;
+    this.inFlight++;
+    if (this.estimatedRemaining !== undefined) this.estimatedRemaining = Math.max(0, this.estimatedRemaining - 1);
+    return { seq: ++this.admitted };
+  }
+
+  private sleepOrWake(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let handle: unknown;
+      const done = () => {
+        this.wakers.delete(done);
+        signal?.removeEventListener('abort', onAbort);
+        if (handle !== undefined) this.clock.clearTimeout(handle);
+        resolve();
+      };
+      const onAbort = () => {
+        done();
+        reject(signal?.reason);
+      };
+      this.wakers.add(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (Number.isFinite(ms)) handle = this.clock.setTimeout(done, ms);
+    });
+  }
+
+  private wake(): void {
+    for (const w of [...this.wakers]) w();
+  }
+
+  /** Local epoch ms of a server time, correcting clock skew bigger than `Date`'s 1 s resolution. */
+  private toLocal(serverMs: number, seen: RateLimitObservation): number {
+    const now = this.clock.now();
+    const skew = seen.serverDateMs === undefined ? 0 : seen.serverDateMs - now;
+    return Math.abs(skew) > 2_000 ? serverMs - skew : serverMs;
+  }
+
+  private observe(permit: Permit, seen: RateLimitObservation): void {
+    const now = this.clock.now();
+    if (seen.limit !== undefined && seen.limit < this.limit) {
+      this.logger.info({ gate: this.name, configured: this.limit, server: seen.limit }, 'server limit is lower than configured; pacing to it');
+      this.limit = seen.limit;
+      this.burst = Math.min(this.burst, seen.limit);
+      this.tokens = Math.min(this.tokens, this.burst);
+    }
+    const resetAt = seen.resetAtServerMs === undefined ? undefined : this.toLocal(seen.resetAtServerMs, seen);
+    // A fixed window never resets more than one window ahead; a bucket refilling to its burst can.
+    const plausible = resetAt !== undefined && resetAt - now <= this.maxPauseMs;
+    if (plausible && resetAt - now > this.windowMs + 1_000) this.serverModel = 'bucket';
+    if (seen.remaining === undefined) return;
+    const last = this.lastObserved;
+    // Responses arrive out of order; only one admitted later than the last one used is news.
+    if (last && permit.seq <= last.seq) return;
+    if (last) {
+      const expectedWithoutRefill = last.remaining - (permit.seq - last.seq);
+      const resetPassed = last.resetAt !== undefined && now >= last.resetAt;
+      if (seen.remaining > expectedWithoutRefill && !resetPassed) this.serverModel = 'bucket';
+      else if (seen.remaining > expectedWithoutRefill && this.serverModel === 'unknown') this.serverModel = 'window';
+    }
+    this.lastObserved = { seq: permit.seq, remaining: seen.remaining, resetAt };
+    this.resetAt = resetAt;
+    // Requests admitted after this one were not yet counted in its `Remaining`.
+    const estimate = Math.max(0, seen.remaining - (this.admitted - permit.seq));
+    this.estimatedRemaining = estimate;
+    this.refill();
+    this.tokens = Math.min(this.tokens, estimate);
+    if (estimate === 0 && this.serverModel !== 'bucket' && resetAt !== undefined) {
+      // Spent, and nothing shows the server refills before its reset: wait for it.
+      this.pauseUntil(resetAt + this.jitter(), 'window spent');
+    }
+  }
+
+  private onRateLimited(seen: RateLimitObservation): void {
+    this.rateLimited++;
+    this.consecutive429++;
+    const now = this.clock.now();
+    const candidates: number[] = [];
+    if (seen.resetAtServerMs !== undefined) candidates.push(this.toLocal(seen.resetAtServerMs, seen));
+    if (seen.retryAfterMs !== undefined) candidates.push(now + seen.retryAfterMs);
+    const usable = candidates.filter((t) => t >= now - this.windowMs && t <= now + this.maxPauseMs);
+    const until =
+      usable.length > 0
+        ? Math.max(...usable)
+        : now + Math.min(this.maxPauseMs, this.fallbackPauseMs * 2 ** Math.min(10, this.consecutive429 - 1));
+    this.tokens = 0;
+    this.lastRefill = now;
+    this.pauseUntil(Math.min(now + this.maxPauseMs, Math.max(now, until) + this.jitter()), '429 received');
+  }
+
+  private pauseUntil(at: number, why: string): void {
+    if (at <= this.pausedUntil) return;
+    this.pausedUntil = at;
+    this.logger.debug({ gate: this.name, pausedUntil: new Date(at).toISOString(), why }, 'rate gate paused');
+  }
+
+  private jitter(): number {
+    return Math.floor(this.random() * this.jitterMs);
+  }
+}
+
+function positive(name: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`Expected \`${name}\` to be a positive finite number, got \`${String(value)}\` (${typeof value})`);
+  }
+}
+
+function nonNegative(name: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`Expected \`${name}\` to be a non-negative finite number, got \`${String(value)}\` (${typeof value})`);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Simulated time: starts at `start` and runs `speed` times faster than the real clock;
+ * `advance()` jumps it forward. Speed 0 freezes it, which makes responses reproducible.
+ */
+export class SimClock {
+  private baseSim: number;
+  private baseReal: number;
+
+  constructor(
+    start: number,
+    private speed: number,
+    private readonly realNow: () => number = Date.now,
+  ) {
+    if (!Number.isFinite(speed) || speed < 0) throw new RangeError(`speed must be a finite number >= 0, got ${speed}`);
+    this.baseSim = start;
+    this.baseReal = realNow();
+  }
+
+  now(): number {
+    return Math.floor(this.baseSim + (this.realNow() - this.baseReal) * this.speed);
+  }
+
+  get currentSpeed(): number {
+    return this.speed;
+  }
+
+  advance(ms: number): void {
+    this.rebase();
+    this.baseSim += ms;
+  }
+
+  setSpeed(speed: number): void {
+    if (!Number.isFinite(speed) || speed < 0) throw new RangeError(`speed must be a finite number >= 0, got ${speed}`);
+    this.rebase();
+    this.speed = speed;
+  }
+
+  private rebase(): void {
+    this.baseSim = this.now();
+    this.baseReal = this.realNow();
+  }
+}

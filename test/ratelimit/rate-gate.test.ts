@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/index.ts';
+import { type Permit, RateGate, type RateGateOptions } from '../../src/ratelimit/index.ts';
+
+const WINDOW = 1_000;
+
+function gate(overrides: Partial<RateGateOptions> = {}) {
+  const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
+  const g = new RateGate({ limit: 10, burst: 5, windowMs: WINDOW, clock, random: () => 0, jitterMs: 0, ...overrides });
+  return { g, clock };
+}
+
+/** Headers a server would send; `resetIn` in ms from now, rounded up to whole seconds like the real header. */
+function headers(clock: ManualClock, h: { limit?: number; remaining?: number; resetAt?: number; retryAfterS?: number; date?: number }) {
+  const out: Record<string, string> = {};
+  if (h.limit !== undefined) out['x-ratelimit-limit'] = String(h.limit);
+  if (h.remaining !== undefined) out['x-ratelimit-remaining'] = String(h.remaining);
+  if (h.resetAt !== undefined) out['x-ratelimit-reset'] = String(Math.ceil(h.resetAt / 1000));
+  if (h.retryAfterS !== undefined) out['retry-after'] = String(h.retryAfterS);
+  out.date = new Date(h.date ?? clock.now()).toUTCString();
+  return out;
+}
+
+/** Acquires `n` permits one after another, releasing each with `respond`, and returns when each was admitted. */
+async function admitTimes(g: RateGate, clock: ManualClock, n: number, respond: (p: Permit) => Record<string, string> = () => ({})) {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = g.acquire();
+    await clock.runAll(60_000);
+    const permit = await p;
+    times.push(clock.now());
+    g.release(permit, { status: 200, headers: respond(permit) });
+  }
+  return times;
+}
+
+describe('RateGate', () => {
+  it('checks its options and shows the value it received', () => {
+    const clock = new ManualClock();
+    expect(() => new RateGate({ limit: 0, burst: 5, clock })).toThrow(/`limit`.*got `0`/);
+    expect(() => new RateGate({ limit: 10, burst: Number.NaN, clock })).toThrow(/`burst`.*got `NaN`/);
+    expect(() => new RateGate({ limit: 10, burst: 5, windowMs: -1, clock })).toThrow(/`windowMs`.*got `-1`/);
+  });
+
+  it('sends the burst at once, then paces to limit per window', async () => {
+    const { g, clock } = gate();
+    const start = clock.now();
+    const times = await admitTimes(g, clock, 8);
+    expect(times.slice(0, 5).map((t) => t - start)).toEqual([0, 0, 0, 0, 0]);
+    // 10 per 1000 ms: one token every 100 ms once the burst is spent.
+    expect(times.slice(5).map((t) => t - start)).toEqual([100, 200, 300]);
+  });
+
+  it('keeps only one request in flight until the first response arrives', async () => {
+    const { g, clock } = gate();
+    const first = await g.acquire();
+    let secondAdmitted = false;
+    const second = g.acquire().then((p) => {
+      secondAdmitted = true;
+      return p;
+    });
+    await clock.advance(5_000);
+    expect(secondAdmitted).toBe(false);
+    g.release(first, { status: 200, headers: {} });
+    await clock.advance(0);
+    expect(secondAdmitted).toBe(true);
+    g.release(await second);
+  });
+
+  it('tightens to a smaller X-RateLimit-Limit from the server', async () => {
+    const { g, clock } = gate({ limit: 100, burst: 150 });
+    const start = clock.now();
+    // The server says 4 per window and has 3 left; after that, it refills continuously.
+    const times = await admitTimes(g, clock, 6, (p) =>
+      headers(clock, { limit: 4, remaining: Math.max(0, 3 - p.seq + 1), resetAt: clock.now() + 5 * WINDOW }),
+    );
+    const state = g.state();
+    expect(state.limit).toBe(4);
+    expect(state.burst).toBe(4);
+    expect(state.serverModel).toBe('bucket');
+    // The first response leaves 3: those go at once; then 4 per 1000 ms, one every 250 ms.
+    expect(times.map((t) => t - start)).toEqual([0, 0, 0, 0, 250, 500]);
+  });
+
+  it('waits for X-RateLimit-Reset once a fixed window is spent', async () => {
+    const { g, clock } = gate({ limit: 100, burst: 100, windowMs: 10_000 });
+    const windowEnd = clock.now() + 5_000;
+    let remaining = 3;
+    const times = await admitTimes(g, clock, 5, () => {
+      if (clock.now() >= windowEnd) remaining = 3;
+      remaining = Math.max(0, remaining - 1);
+      return headers(clock, { limit: 3, remaining, resetAt: windowEnd });
+    });
+    // Three fit in the first window; the fourth waits for the reset.
+    expect(times[2]! < windowEnd).toBe(true);
+    expect(times[3]!).toBeGreaterThanOrEqual(windowEnd);
+    expect(g.state().serverModel).not.toBe('bucket');
+  });
+
+  it('pauses the whole gate after a 429 until the later of reset and Retry-After', async () => {
+    const { g, clock } = gate({ jitterMs: 50, random: () => 0.5 });
+    const [t0] = await admitTimes(g, clock, 1);
+    const p = await g.acquire();
+    g.release(p, { status: 429, headers: headers(clock, { remaining: 0, resetAt: clock.now() + 3_000, retryAfterS: 1 }) });
+    const state = g.state();
+    expect(state.rateLimited).toBe(1);
+    const pausedUntil = state.pausedUntil!;
+    // Reset is 3 s away (rounded up to the whole second), Retry-After 1 s: the later wins, plus jitter.
+    expect(pausedUntil).toBeGreaterThanOrEqual(t0! + 3_000);
+    expect(pausedUntil).toBeLessThanOrEqual(t0! + 4_000 + 50);
+    const next = g.acquire('high');
+    await clock.advance(pausedUntil - clock.now() - 1);
+    let admitted = false;
+    void next.then(() => (admitted = true));
+    await clock.advance(0);
+    expect(admitted).toBe(false);
+    await clock.advance(1_000);
+    expect(admitted).toBe(true);
+    expect(clock.now()).toBeGreaterThanOrEqual(pausedUntil);
+  });
+
+  it('corrects reset times for a server clock that is off by more than the Date resolution', async () => {
+    const { g, clock } = gate();
+    await admitTimes(g, clock, 1);
+    const p = await g.acquire();
+    const skew = 30_000; // the server's clock is 30 s ahead
+    g.release(p, {
+      status: 429,
+      headers: headers(clock, { resetAt: clock.now() + skew + 2_000, date: clock.now() + skew }),
+    });
+    const wait = g.state().pausedUntil! - clock.now();
+    expect(wait).toBeGreaterThanOrEqual(1_000);
+    expect(wait).toBeLessThanOrEqual(3_000);
+  });
+
+  it('clamps absurd or missing pause headers to the fallback, doubling for 429s in a row', async () => {
+    const { g, clock } = gate({ fallbackPauseMs: 500, maxPauseMs: 60_000 });
+    await admitTimes(g, clock, 1);
+    const absurd = await g.acquire();
+    g.release(absurd, { status: 429, headers: { 'x-ratelimit-reset': String(Date.UTC(2100, 0, 1) / 1000), 'retry-after': 'soon' } });
+    expect(g.state().pausedUntil! - clock.now()).toBe(500);
+    await clock.advance(500);
+    const again = g.acquire();
+    await clock.advance(0);
+    g.release(await again, { status: 429, headers: {} });
+    expect(g.state().pausedUntil! - clock.now()).toBe(1_000);
+    await clock.advance(1_000);
+    const ok = g.acquire();
+    await clock.runAll();
+    g.release(await ok, { status: 200, headers: {} });
+    const later = g.acquire();
+    await clock.runAll();
+    g.release(await later, { status: 429, headers: { 'retry-after': '-5' } });
+    expect(g.state().pausedUntil! - clock.now()).toBe(500);
+  });
+
+  it('admits high-priority work before low-priority work queued earlier', async () => {
+    const { g, clock } = gate({ burst: 1, limit: 10 });
+    await admitTimes(g, clock, 1);
+    const order: string[] = [];
+    const track = (name: string, p: Promise<Permit>) =>
+      p.then((permit) => {
+        order.push(name);
+        g.release(permit, { status: 200, headers: {} });
+      });
+    const all = [
+      track('low-1', g.acquire('low')),
+      track('low-2', g.acquire('low')),
+      track('low-3', g.acquire('low')),
+      track('high-1', g.acquire('high')),
+      track('high-2', g.acquire('high')),
+    ];
+    await clock.runAll();
+    await Promise.all(all);
+    // low-1 was already waiting for a token when the high requests arrived; every other slot goes to high first.
+    expect(order).toEqual(['low-1', 'high-1', 'high-2', 'low-2', 'low-3']);
+  });
+
+  it('reports its state for status and logs', async () => {
+    const { g, clock } = gate({ name: 'key:abcd1234' });
+    await admitTimes(g, clock, 2, () => headers(clock, { limit: 10, remaining: 7, resetAt: clock.now() + 500 }));
+    const pending = g.acquire();
+    const s = g.state();
+    expect(s).toMatchObject({ name: 'key:abcd1234', limit: 10, burst: 5, windowMs: WINDOW, sent: 3, inFlight: 1, rateLimited: 0 });
+    expect(s.remaining).toBe(6);
+    expect(s.resetAt).toBeGreaterThan(clock.now());
+    g.release(await pending);
+  });
+
+  it('gives up waiting when the caller aborts', async () => {
+    const { g, clock } = gate({ burst: 1 });
+    await admitTimes(g, clock, 1);
+    const controller = new AbortController();
+    const waiting = g.acquire('normal', controller.signal);
+    controller.abort(new Error('shutting down'));
+    await expect(waiting).rejects.toThrow('shutting down');
+  });
+});

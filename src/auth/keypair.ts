@@ -10,8 +10,9 @@ export class WalletKeypair {
   readonly #secretKey: Uint8Array;
 
   private constructor(secretKey: Uint8Array) {
-    const pair = nacl.sign.keyPair.fromSecretKey(secretKey);
-    // A Solana keypair file stores secret seed + public key; a mismatch means a corrupt file.
+    // A Solana keypair file stores the secret seed then the public key; re-deriving the public
+    // key from the seed catches a corrupt or spliced file before it signs anything.
+    const pair = nacl.sign.keyPair.fromSeed(secretKey.subarray(0, 32));
     if (!bytesEqual(pair.publicKey, secretKey.subarray(32))) {
       throw new KeypairError('keypair is inconsistent: its public half does not match its secret half');
     }

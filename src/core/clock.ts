@@ -87,6 +87,28 @@ export class ManualClock implements Clock {
     await flushMicrotasks();
   }
 
+  /**
+   * Moves time forward, timer by timer, until `promise` settles: for async code whose
+   * timers are only created after some I/O, which `runAll` would not wait for.
+   */
+  async settle<T>(promise: Promise<T>, limitMs = 3_600_000): Promise<T> {
+    let done = false;
+    const watched = promise.finally(() => {
+      done = true;
+    });
+    watched.catch(() => undefined);
+    const end = this.current + limitMs;
+    while (!done) {
+      await flushMicrotasks();
+      if (done) break;
+      if (this.timers.length === 0) continue;
+      const next = Math.min(...this.timers.map((t) => t.at));
+      if (next > end) throw new Error(`ManualClock.settle: nothing settled within ${limitMs} ms of clock time`);
+      await this.advance(Math.max(0, next - this.current));
+    }
+    return watched;
+  }
+
   /** Runs timers until none is left (or `limitMs` of clock time has passed). */
   async runAll(limitMs = 3_600_000): Promise<void> {
     const end = this.current + limitMs;

@@ -79,12 +79,14 @@ export interface SandboxCounters {
 }
 
 interface Fault {
-  kind: 'status' | 'malformed' | 'html' | 'delay';
+  kind: 'status' | 'malformed' | 'html' | 'delay' | 'exception';
   status: number;
   remaining: number;
   pathPrefix: string;
   delayMs: number;
 }
+
+const FAULT_KINDS: Fault['kind'][] = ['status', 'malformed', 'html', 'delay', 'exception'];
 
 interface Ctx {
   query: QueryReader;
@@ -303,6 +305,7 @@ function injectFault(fault: Fault, res: ServerResponse, headers: Record<string, 
     res.writeHead(status, { ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   };
+  if (fault.kind === 'exception') throw new Error('injected handler exception');
   if (fault.kind === 'malformed') return write(200, 'application/json', '{"success": true, "data": {"index_id": ');
   if (fault.kind === 'html') return write(fault.status, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>');
   if (fault.kind === 'delay') {
@@ -493,11 +496,9 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       method: 'POST', pattern: /^\/faults$/, name: 'faults', access: 'auth',
       handle: (ctx) => {
         const kind = field(ctx.body, 'kind') ?? 'status';
-        if (kind !== 'status' && kind !== 'malformed' && kind !== 'html' && kind !== 'delay') {
-          throw badParams([{ param: 'kind', issue: 'must be one of status, malformed, html, delay' }]);
-        }
+        if (!FAULT_KINDS.includes(kind as Fault['kind'])) throw badParams([{ param: 'kind', issue: `must be one of ${FAULT_KINDS.join(', ')}` }]);
         const fault: Fault = {
-          kind,
+          kind: kind as Fault['kind'],
           status: numberField(ctx.body, 'status', kind === 'html' ? 502 : 503),
           remaining: numberField(ctx.body, 'count', 1),
           pathPrefix: typeof field(ctx.body, 'path_prefix') === 'string' ? (field(ctx.body, 'path_prefix') as string) : '/',

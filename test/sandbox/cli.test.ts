@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+describe('indexbot sandbox', () => {
+  it('starts on 127.0.0.1, prints its base URL and a key per tier, and stops cleanly on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', 'sandbox', '--port', '0', '--seed', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no base URL printed: ${out}`)), 15_000);
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /base URL: (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out);
+        if (m && out.includes('Ctrl-C')) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    for (const tier of ['basic', 'premium', 'enterprise']) expect(out).toMatch(new RegExp(`${tier}\\s+sk_sandbox_${tier}_`));
+    const res = await fetch(`${baseUrl}/indexes`);
+    expect(res.status).toBe(200);
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(out).toContain('sandbox stopped (SIGTERM)');
+  });
+
+  it('rejects a bad option with a message naming the value', async () => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', 'sandbox', '--port', 'abc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toContain('expected a whole number, got "abc"');
+  });
+});

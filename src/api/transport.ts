@@ -259,7 +259,7 @@ export class Transport {
         requeues++;
         continue;
       }
-      if (res.status === 401 && cred.session && cred.token && !refreshed && isTokenExpired(res)) {
+      if (res.status === 401 && cred.session && cred.token && !refreshed && isDeadAccessToken(res)) {
         refreshed = true;
         await cred.session.tokenExpired(cred.token);
         continue;
@@ -322,12 +322,18 @@ function isRetryable(error: unknown): boolean {
   return RETRYABLE_STATUS.has(error.response.status);
 }
 
-function isTokenExpired(res: AxiosResponse): boolean {
-  if (wwwAuthenticateReason(res) === 'token_expired') return true;
+/**
+ * A 401 that a new access token can cure: `token_expired` (in `error.reason`, `error.code`
+ * in any case, or `WWW-Authenticate`), or `token_invalid` (e.g. the session was revoked),
+ * which refreshing or signing in again also fixes when it can be fixed at all.
+ */
+function isDeadAccessToken(res: AxiosResponse): boolean {
+  const curable = (v: unknown) => typeof v === 'string' && ['token_expired', 'token_invalid'].includes(v.toLowerCase());
+  if (curable(wwwAuthenticateReason(res))) return true;
   const body = parseJson(res.data);
   if (!isObject(body) || !isObject((body as { error?: unknown }).error)) return false;
   const error = (body as { error: { reason?: unknown; code?: unknown } }).error;
-  return error.reason === 'token_expired' || (typeof error.code === 'string' && error.code.toLowerCase() === 'token_expired');
+  return curable(error.reason) || curable(error.code);
 }
 
 function wwwAuthenticateReason(res: AxiosResponse): string | undefined {

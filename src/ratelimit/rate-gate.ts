@@ -68,6 +68,8 @@ export interface RateGateState {
 
 export interface Permit {
   readonly seq: number;
+  /** Requests in flight when this one was admitted (itself included). */
+  readonly concurrency: number;
 }
 
 export interface ResponseObservation {
@@ -112,6 +114,8 @@ export class RateGate {
   private lastObserved: { seq: number; remaining: number; resetAt: number | undefined } | undefined;
   private estimatedRemaining: number | undefined;
   private resetAt: number | undefined;
+  /** Set when a window the server does not refill before its reset is spent. */
+  private windowResumeAt: number | undefined;
   private wakers = new Set<() => void>();
 
   constructor(options: RateGateOptions) {
@@ -165,7 +169,7 @@ export class RateGate {
       tokens: Math.floor(this.tokens * 1000) / 1000,
       remaining: this.estimatedRemaining,
       resetAt: this.resetAt,
-      pausedUntil: this.pausedUntil > now ? this.pausedUntil : undefined,
+      pausedUntil: Math.max(this.pausedUntil, this.windowResumeAt ?? 0) > now ? Math.max(this.pausedUntil, this.windowResumeAt ?? 0) : undefined,
       queued: this.admission.size + this.admission.pending,
       inFlight: this.inFlight,
       serverModel: this.serverModel,
@@ -191,6 +195,12 @@ export class RateGate {
     const now = this.clock.now();
     if (this.pausedUntil > now) return this.pausedUntil - now;
     if (!this.responded && this.inFlight > 0) return Infinity;
+    if (this.windowResumeAt !== undefined) {
+      if (now < this.windowResumeAt) return this.windowResumeAt - now;
+      // The window has reset: what the server had left no longer applies.
+      this.windowResumeAt = undefined;
+      this.estimatedRemaining = undefined;
+    }
     this.refill();
     if (this.tokens >= 1) return 0;
     return Math.ceil((1 - this.tokens) / this.ratePerMs);
@@ -205,8 +215,11 @@ export class RateGate {
     }
     this.tokens -= 1;
     this.inFlight++;
-    if (this.estimatedRemaining !== undefined) this.estimatedRemaining = Math.max(0, this.estimatedRemaining - 1);
-    return { seq: ++this.admitted };
+    if (this.estimatedRemaining !== undefined) {
+      this.estimatedRemaining = Math.max(0, this.estimatedRemaining - 1);
+      if (this.estimatedRemaining === 0) this.holdUntilReset();
+    }
+    return { seq: ++this.admitted, concurrency: this.inFlight };
   }
 
   private sleepOrWake(ms: number, signal?: AbortSignal): Promise<void> {
@@ -256,7 +269,9 @@ export class RateGate {
     // Responses arrive out of order; only one admitted later than the last one used is news.
     if (last && permit.seq <= last.seq) return;
     if (last) {
-      const expectedWithoutRefill = last.remaining - (permit.seq - last.seq);
+      // Concurrent requests may be served in another order than admitted, which looks like
+      // refill by up to the number that were in flight; only more than that shows a refill.
+      const expectedWithoutRefill = last.remaining - (permit.seq - last.seq) + permit.concurrency;
       const resetPassed = last.resetAt !== undefined && now >= last.resetAt;
       if (seen.remaining > expectedWithoutRefill && !resetPassed) this.serverModel = 'bucket';
       else if (seen.remaining > expectedWithoutRefill && this.serverModel === 'unknown') this.serverModel = 'window';
@@ -268,10 +283,18 @@ export class RateGate {
     this.estimatedRemaining = estimate;
     this.refill();
     this.tokens = Math.min(this.tokens, estimate);
-    if (estimate === 0 && this.serverModel !== 'bucket' && resetAt !== undefined) {
-      // Spent, and nothing shows the server refills before its reset: wait for it.
-      this.pauseUntil(resetAt + this.jitter(), 'window spent');
-    }
+    if (estimate === 0) this.holdUntilReset();
+    else if (this.serverModel === 'bucket' || (resetAt !== undefined && now >= resetAt)) this.windowResumeAt = undefined;
+  }
+
+  /**
+   * The server's budget is spent. A bucket refills as we wait, which local pacing already
+   * models; anything else may refill only at its reset, so nothing goes until then.
+   */
+  private holdUntilReset(): void {
+    if (this.serverModel === 'bucket' || this.resetAt === undefined || this.windowResumeAt !== undefined) return;
+    this.windowResumeAt = this.resetAt + this.jitter();
+    this.logger.debug({ gate: this.name, until: new Date(this.windowResumeAt).toISOString() }, 'server window spent; waiting for its reset');
   }
 
   private onRateLimited(seen: RateLimitObservation): void {

@@ -97,6 +97,36 @@ describe('RateGate', () => {
     expect(g.state().serverModel).not.toBe('bucket');
   });
 
+  it('holds requests once admissions in flight spend a fixed window, until its reset', async () => {
+    const { g, clock } = gate({ limit: 100, burst: 100, windowMs: 10_000 });
+    const reset = clock.now() + 4_000;
+    const probe = await g.acquire();
+    g.release(probe, { status: 200, headers: headers(clock, { limit: 100, remaining: 2, resetAt: reset }) });
+    // Two more fit; they are still in flight when the third asks.
+    const inFlight = [await g.acquire(), await g.acquire()];
+    let third = false;
+    const next = g.acquire().then((p) => {
+      third = true;
+      return p;
+    });
+    await clock.advance(3_999);
+    expect(third).toBe(false);
+    await clock.advance(2);
+    expect(third).toBe(true);
+    for (const p of [...inFlight, await next]) g.release(p);
+  });
+
+  it('does not mistake responses served out of order for a refilling bucket', async () => {
+    const { g, clock } = gate({ limit: 100, burst: 100, windowMs: 10_000 });
+    const reset = clock.now() + 4_000;
+    const probe = await g.acquire();
+    g.release(probe, { status: 200, headers: headers(clock, { limit: 100, remaining: 50, resetAt: reset }) });
+    const permits = await Promise.all(Array.from({ length: 6 }, () => g.acquire()));
+    // The server handled them in reverse order: the last admitted saw the most left.
+    permits.forEach((p, i) => g.release(p, { status: 200, headers: headers(clock, { limit: 100, remaining: 44 + i, resetAt: reset }) }));
+    expect(g.state().serverModel).not.toBe('bucket');
+  });
+
   it('pauses the whole gate after a 429 until the later of reset and Retry-After', async () => {
     const { g, clock } = gate({ jitterMs: 50, random: () => 0.5 });
     const [t0] = await admitTimes(g, clock, 1);

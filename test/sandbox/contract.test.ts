@@ -53,11 +53,11 @@ describe('records follow the contract exactly', () => {
       const sum = (k: 'weight' | 'target_weight') => comp.constituents.reduce((s, c) => s + c[k], 0);
       expect(Math.abs(sum('weight') - 1)).toBeLessThan(1e-9);
       expect(Math.abs(sum('target_weight') - 1)).toBeLessThan(1e-9);
-      for (const c of comp.constituents) expect(c.target_weight).toBeLessThanOrEqual(detail.methodology.max_weight + 1e-9);
-      const value = comp.constituents.reduce((s, c) => s + c.units * c.price_usd, 0);
+      for (const c of comp.constituents) expect(c.target_weight).toBeLessThanOrEqual(detail.methodology!.max_weight + 1e-9);
+      const value = comp.constituents.reduce((s, c) => s + c.units! * c.price_usd, 0);
       expect(value / detail.current_price).toBeCloseTo(1, 7);
       expect(perf.nav / detail.current_price).toBeCloseTo(1, 9);
-      expect(detail.methodology.base_value).toBe(1000);
+      expect(detail.methodology!.base_value).toBe(1000);
       expect(perf.returns.inception).toBeCloseTo(perf.nav / 1000 - 1, 9);
       expect(perf.max_drawdown_90d).toBeLessThanOrEqual(0);
     }
@@ -74,7 +74,7 @@ describe('records follow the contract exactly', () => {
     expect(hist.meta.pagination.total).toBe(25);
     expect(perf.returns['24h']).toBeCloseTo(last.nav / first.nav - 1, 8);
     expect(perf.returns['1h']).toBeCloseTo(last.nav / hist.data.at(-2)!.nav - 1, 8);
-    for (const point of hist.data) expect(Math.abs(point.constituents.reduce((s, c) => s + c.weight, 0) - 1)).toBeLessThan(1e-9);
+    for (const point of hist.data) expect(Math.abs(point.constituents!.reduce((s, c) => s + c.weight, 0) - 1)).toBeLessThan(1e-9);
   });
 
   it('history reaches back at least a year at 1h and 1d, ascending', async () => {

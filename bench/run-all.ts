@@ -1,0 +1,5 @@
+/** `npm run bench`: every benchmark in turn, each printing its own figures. */
+import { run as rateGate } from './rate-gate.ts';
+import { run as sandbox } from './sandbox.ts';
+
+for (const bench of [rateGate, sandbox]) await bench();

@@ -45,17 +45,17 @@ export const INDEX_DEFINITIONS: IndexDefinition[] = [
   {
     id: 'aindex', name: 'Solana AI Agents Index', description: 'Tokens of AI agent projects, rebalanced daily.',
     category: 'ai', sectors: ['ai'], frequency: 'daily', hourUtc: 0,
-    weighting: 'market_cap', maxWeight: 0.3, minConstituents: 5, maxConstituents: 6, managementBps: 90, inceptionDay: 10,
+    weighting: 'market_cap', maxWeight: 0.3, minConstituents: 8, maxConstituents: 8, managementBps: 90, inceptionDay: 10,
   },
   {
     id: 'gindex', name: 'Solana Gaming Index', description: 'Gaming and metaverse tokens, equal weighted.',
     category: 'gaming', sectors: ['gaming'], frequency: 'weekly', hourUtc: 12,
-    weighting: 'equal', maxWeight: 0.2, minConstituents: 6, maxConstituents: 6, managementBps: 80, inceptionDay: 12,
+    weighting: 'equal', maxWeight: 0.2, minConstituents: 8, maxConstituents: 8, managementBps: 80, inceptionDay: 12,
   },
   {
     id: 'lindex', name: 'Solana Liquid Staking Index', description: 'Liquid staking tokens of SOL, rebalanced daily.',
     category: 'liquid-staking', sectors: ['lst'], frequency: 'daily', hourUtc: 12,
-    weighting: 'market_cap', maxWeight: 0.35, minConstituents: 5, maxConstituents: 6, managementBps: 25, inceptionDay: 14,
+    weighting: 'market_cap', maxWeight: 0.35, minConstituents: 8, maxConstituents: 8, managementBps: 25, inceptionDay: 14,
   },
   {
     id: 'tindex', name: 'Solana Top 10 Index', description: 'The ten largest Solana tokens, rebalanced daily.',

@@ -68,6 +68,10 @@ const SEEDS: TokenSeed[] = [
   T('ALCH', 'Alchemist AI', 'ai', 0.1, 850e6),
   T('FARTB', 'Fartboy', 'ai', 0.02, 1e9),
   T('NEUR', 'Neur', 'ai', 0.03, 1e9),
+  T('AVA', 'Ava AI', 'ai', 0.06, 1e9),
+  T('SNAI', 'SwarmNode', 'ai', 0.01, 1e9),
+  T('TAOS', 'Taos Agents', 'ai', 0.04, 800e6),
+  T('BUZZ', 'Hive AI', 'ai', 0.02, 1e9),
   T('ATLAS', 'Star Atlas', 'gaming', 0.003, 10e9),
   T('POLIS', 'Star Atlas DAO', 'gaming', 0.15, 300e6),
   T('GENE', 'Genopets', 'gaming', 0.05, 100e6),
@@ -76,6 +80,9 @@ const SEEDS: TokenSeed[] = [
   T('SNS', 'SynesisOne', 'gaming', 0.003, 1e9),
   T('PRCL', 'Parcl', 'gaming', 0.15, 280e6),
   T('NYAN', 'Nyan Heroes', 'gaming', 0.04, 150e6),
+  T('SHRAP', 'Shrapnel', 'gaming', 0.01, 900e6),
+  T('BORG', 'Borg Arena', 'gaming', 0.03, 200e6),
+  T('CROWN', 'Crown Quest', 'gaming', 0.05, 120e6),
   T('MSOL', 'Marinade Staked SOL', 'lst', 220, 4.5e6),
   T('JITOSOL', 'Jito Staked SOL', 'lst', 215, 14e6),
   T('BSOL', 'BlazeStake Staked SOL', 'lst', 212, 3.2e6),
@@ -84,6 +91,10 @@ const SEEDS: TokenSeed[] = [
   T('HSOL', 'Helius Staked SOL', 'lst', 203, 1.4e6),
   T('BNSOL', 'Binance Staked SOL', 'lst', 207, 6.5e6),
   T('DSOL', 'Drift Staked SOL', 'lst', 204, 0.9e6),
+  T('VSOL', 'Vault Staked SOL', 'lst', 202, 0.6e6),
+  T('LAINESOL', 'Laine Staked SOL', 'lst', 209, 0.4e6),
+  T('PICOSOL', 'Pico Staked SOL', 'lst', 201, 0.3e6),
+  T('EDGESOL', 'Edgevana Staked SOL', 'lst', 206, 0.5e6),
 ];
 
 export interface Token {

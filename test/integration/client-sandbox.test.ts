@@ -33,11 +33,11 @@ describe('client against the sandbox', () => {
     const s = await testSandbox();
     try {
       const byPage = await new IndexClient({ baseUrl: s.baseUrl, apiKey: s.keys.premium, pageSize: 10 }).iterateTokens().toArray();
-      expect(byPage.length).toBe(68);
-      expect(routeCount(s.counters(), 'GET /tokens')).toBe(7);
+      expect(byPage.length).toBe(79);
+      expect(routeCount(s.counters(), 'GET /tokens')).toBe(8);
       const byOffset = await new IndexClient({ baseUrl: s.baseUrl, apiKey: s.keys.premium, pageSize: 10, paging: 'offset' }).iterateTokens().toArray();
       expect(byOffset.map((t) => t.address)).toEqual(byPage.map((t) => t.address));
-      expect(routeCount(s.counters(), 'GET /tokens')).toBe(14);
+      expect(routeCount(s.counters(), 'GET /tokens')).toBe(16);
     } finally {
       await s.close();
     }

@@ -47,7 +47,7 @@ describe('records follow the contract exactly', () => {
       const detail = expectStrict(successEnvelope(strict.indexDetail), (await get(`/indexes/${id}`)).json).data;
       const comp = expectStrict(successEnvelope(strict.composition), (await get(`/indexes/${id}/composition`)).json).data;
       const perf = expectStrict(successEnvelope(strict.performance), (await get(`/indexes/${id}/performance`)).json).data;
-      expect(comp.constituents.length).toBeGreaterThanOrEqual(5);
+      expect(comp.constituents.length).toBeGreaterThanOrEqual(8);
       expect(comp.constituents.length).toBeLessThanOrEqual(30);
       expect(detail.constituents_count).toBe(comp.constituents.length);
       const sum = (k: 'weight' | 'target_weight') => comp.constituents.reduce((s, c) => s + c[k], 0);

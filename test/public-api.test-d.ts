@@ -1,0 +1,42 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  type ApiError,
+  type Composition,
+  type IndexClient,
+  IndexbotError,
+  type Page,
+  type PageIterator,
+  type Rebalance,
+  type RateGateState,
+  RateLimitError,
+  type Tier,
+} from 'indexbot';
+
+describe('the package root', () => {
+  it('resolves through the package exports self-reference', () => {
+    expectTypeOf<RateLimitError>().toMatchTypeOf<ApiError>();
+    expectTypeOf<ApiError>().toMatchTypeOf<IndexbotError>();
+    expectTypeOf<RateLimitError['status']>().toEqualTypeOf<number>();
+    expectTypeOf<IndexbotError['code']>().toEqualTypeOf<string>();
+  });
+
+  it('types every endpoint by its record', () => {
+    expectTypeOf<IndexClient['getComposition']>().returns.resolves.toEqualTypeOf<Composition>();
+    expectTypeOf<IndexClient['listRebalancing']>().returns.resolves.toEqualTypeOf<Page<Rebalance>>();
+    expectTypeOf<IndexClient['iterateRebalancing']>().returns.toEqualTypeOf<PageIterator<Rebalance>>();
+    expectTypeOf<IndexClient['rateGates']>().returns.toEqualTypeOf<RateGateState[]>();
+  });
+
+  it('keeps enum autocomplete while admitting values the server may add', () => {
+    expectTypeOf<'announced'>().toMatchTypeOf<Rebalance['status']>();
+    expectTypeOf<'postponed'>().toMatchTypeOf<Rebalance['status']>();
+    expectTypeOf<Composition['constituents'][number]['weight']>().toEqualTypeOf<number>();
+    // Fields our contract adds may be missing on a live server: optional to the client.
+    expectTypeOf<Composition['constituents'][number]['units']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<Composition['rebalance_id']>().toEqualTypeOf<string | null | undefined>();
+  });
+
+  it('names the tiers of the spec', () => {
+    expectTypeOf<Tier>().toEqualTypeOf<'public' | 'standard' | 'basic' | 'premium' | 'enterprise'>();
+  });
+});

@@ -1,18 +1,45 @@
-import type { RebalanceChange } from '../contract/index.ts';
+import type { IndexbotEvent, WeightChange } from '../detect/index.ts';
 
 const pct = (w: number) => `${(w * 100).toFixed(2)}%`;
+const when = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
 
 /** One line a person reads at a glance: what a rebalance adds, removes and reweights. */
-export function describeChanges(changes: readonly RebalanceChange[]): string {
-  const added = changes.filter((c) => c.action === 'add').map((c) => `+${c.symbol} ${pct(c.new_weight)}`);
-  const removed = changes.filter((c) => c.action === 'remove').map((c) => `-${c.symbol} (was ${pct(c.old_weight)})`);
+export function describeChanges(changes: readonly WeightChange[]): string {
+  const added = changes.filter((c) => c.action === 'add').map((c) => `+${c.symbol} ${pct(c.newWeight)}`);
+  const removed = changes.filter((c) => c.action === 'remove').map((c) => `-${c.symbol} (was ${pct(c.oldWeight)})`);
   const reweighted = changes
     .filter((c) => c.action !== 'add' && c.action !== 'remove')
-    .map((c) => `${c.symbol} ${pct(c.old_weight)} -> ${pct(c.new_weight)}`);
+    .map((c) => `${c.symbol} ${pct(c.oldWeight)} -> ${pct(c.newWeight)}`);
   const parts = [
     added.length ? `added ${added.join(', ')}` : '',
     removed.length ? `removed ${removed.join(', ')}` : '',
     reweighted.length ? `reweighted ${reweighted.join(', ')}` : '',
   ].filter(Boolean);
   return parts.length ? parts.join('; ') : 'no weight changes';
+}
+
+/** The headline of an event, for logs and the console. */
+export function describeEvent(e: IndexbotEvent): string {
+  switch (e.type) {
+    case 'rebalance.announced':
+      return `${e.indexId}: rebalance ${e.payload.rebalanceId} announced, effective ${when(e.payload.effectiveAt)} UTC: ${describeChanges(e.payload.changes)}`;
+    case 'rebalance.completed':
+      return `${e.indexId}: rebalance ${e.payload.rebalanceId} completed at ${when(e.payload.effectiveAt)} UTC: ${describeChanges(e.payload.changes)}`;
+    case 'rebalance.cancelled':
+      return `${e.indexId}: rebalance ${e.payload.rebalanceId} cancelled (was due ${when(e.payload.effectiveAt)} UTC)`;
+    case 'composition.drift':
+      return `${e.indexId}: ${e.payload.symbol} drifted to ${pct(e.payload.weight)} against a target of ${pct(e.payload.target)}`;
+    case 'performance.updated':
+      return `${e.indexId}: value ${e.payload.nav.toFixed(2)}, 24h ${fmtReturn(e.payload.returns['24h'])}`;
+    case 'index.listed':
+      return `${e.indexId}: newly listed (${e.payload.index.name ?? e.indexId})`;
+    case 'index.delisted':
+      return `${e.indexId}: no longer listed`;
+    case 'index.status_changed':
+      return `${e.indexId}: status ${e.payload.previousStatus} -> ${e.payload.index.status}`;
+  }
+}
+
+function fmtReturn(r: number | null | undefined): string {
+  return r == null ? 'n/a' : `${r >= 0 ? '+' : ''}${(r * 100).toFixed(2)}%`;
 }

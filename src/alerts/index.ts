@@ -1,1 +1,1 @@
-export { describeChanges } from './format.ts';
+export { describeChanges, describeEvent } from './format.ts';

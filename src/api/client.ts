@@ -17,7 +17,7 @@ import {
   type TokenPair,
   buildSchemas,
 } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
 import type { Priority, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
 import { type AuthMode, Transport } from './transport.ts';
@@ -89,6 +89,28 @@ export interface RebalancingQuery {
 }
 
 type Query = Record<string, string | number | undefined>;
+
+/** What `snapshot()` returns for each endpoint it polls. */
+export interface SnapshotValues {
+  indexes: IndexSummary[];
+  tokens: Token[];
+  composition: Composition;
+  performance: Performance;
+  rebalancing: Rebalance[];
+}
+export type SnapshotKind = keyof SnapshotValues;
+
+/**
+ * One endpoint's data as received (`raw`, to store as it was) and as validated: `value`
+ * when it matches the contract, `error` when it does not. Transport and API errors throw.
+ */
+export interface Snapshot<K extends SnapshotKind> {
+  kind: K;
+  raw: unknown;
+  requestId: string | undefined;
+  value?: SnapshotValues[K];
+  error?: ResponseValidationError;
+}
 
 /**
  * The typed client of the Index Fund Data Service. One method per endpoint; every list
@@ -240,6 +262,56 @@ export class IndexClient {
 
   refreshTokens(refreshToken: string, options: CallOptions = {}): Promise<TokenPair> {
     return this.one('POST', '/auth/refresh', this.schemas.tokenPair, { priority: 'high', ...options }, 'none', { refresh_token: refreshToken });
+  }
+
+  /**
+   * The current state of one polled endpoint. Lists are read to the end (the rebalancing
+   * feed only its newest page, which is where anything new appears).
+   */
+  async snapshot<K extends SnapshotKind>(kind: K, indexId?: string, options: CallOptions = {}): Promise<Snapshot<K>> {
+    const at = (suffix: string) => {
+      if (!indexId) throw new ConfigError(`a ${kind} snapshot needs an index id`);
+      return `/indexes/${seg(indexId)}${suffix}`;
+    };
+    const single = async (path: string, schema: z.ZodType, priority: Priority) => {
+      const { body, requestId } = await this.transport.request({ method: 'GET', path, auth: 'optional', priority: options.priority ?? priority, signal: options.signal });
+      return this.checked(kind, body.data, requestId, () => this.transport.validate(schema, body.data, `GET ${path}`, 'data', requestId));
+    };
+    const list = async (path: string, schema: z.ZodType, priority: Priority, allPages: boolean) => {
+      const raw: unknown[] = [];
+      let requestId: string | undefined;
+      for (let page = 1; ; page++) {
+        const res = await this.transport.request({ method: 'GET', path, query: { page, limit: 100 }, auth: 'optional', priority: options.priority ?? priority, signal: options.signal });
+        requestId = res.requestId;
+        const got = this.transport.rawPage(res.body, `GET ${path}`, requestId, { page, limit: 100 });
+        raw.push(...got.items);
+        const done = got.items.length === 0 || (got.total !== undefined ? raw.length >= got.total : got.items.length < 100);
+        if (!allPages || done) break;
+      }
+      return this.checked(kind, raw, requestId, () => raw.map((it, i) => this.transport.validate(schema, it, `GET ${path}`, `data.${i}`, requestId)));
+    };
+    switch (kind) {
+      case 'indexes':
+        return list('/indexes', this.schemas.indexSummary, 'normal', true) as Promise<Snapshot<K>>;
+      case 'tokens':
+        return list('/tokens', this.schemas.token, 'low', true) as Promise<Snapshot<K>>;
+      case 'composition':
+        return single(at('/composition'), this.schemas.composition, 'normal') as Promise<Snapshot<K>>;
+      case 'performance':
+        return single(at('/performance'), this.schemas.performance, 'low') as Promise<Snapshot<K>>;
+      case 'rebalancing':
+        return list(at('/rebalancing'), this.schemas.rebalance, 'high', false) as Promise<Snapshot<K>>;
+    }
+    throw new ConfigError(`unknown snapshot kind ${String(kind)}`);
+  }
+
+  private checked<K extends SnapshotKind>(kind: K, raw: unknown, requestId: string | undefined, validate: () => unknown): Snapshot<K> {
+    try {
+      return { kind, raw, requestId, value: validate() as SnapshotValues[K] };
+    } catch (e) {
+      if (!(e instanceof ResponseValidationError)) throw e;
+      return { kind, raw, requestId, error: e };
+    }
   }
 
   private async one<S extends z.ZodType>(

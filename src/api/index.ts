@@ -1,2 +1,2 @@
-export { IndexClient, type IndexClientOptions, type CallOptions, type ListOptions, type HistoryQuery, type RebalancingQuery } from './client.ts';
+export { IndexClient, type IndexClientOptions, type CallOptions, type ListOptions, type HistoryQuery, type RebalancingQuery, type Snapshot, type SnapshotKind, type SnapshotValues } from './client.ts';
 export { PageIterator, type Page, type PageRequest } from './pagination.ts';

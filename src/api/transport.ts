@@ -165,10 +165,10 @@ export class Transport {
     throw new ResponseValidationError(endpoint, issues, requestId);
   }
 
-  /** Reads one page of a list in either form the live service documents. */
-  readPage<S extends z.ZodType>(body: Envelope, item: S, endpoint: string, requestId: string | undefined, asked: { page: number; limit: number }): Page<z.output<S>> {
+  /** The unvalidated items of one page, in either list form the live service documents. */
+  rawPage(body: Envelope, endpoint: string, requestId: string | undefined, asked: { page: number; limit: number }): Page<unknown> & { path: string } {
     const data = body.data;
-    let items: unknown;
+    let items: unknown[];
     let path: string;
     if (Array.isArray(data)) {
       items = data;
@@ -180,13 +180,19 @@ export class Transport {
       throw new ResponseValidationError(endpoint, [{ path: 'data', message: 'expected a list: an array or { items: [...] }' }], requestId);
     }
     const pagination = body.meta?.pagination;
-    const total = asCount(pagination?.total) ?? asCount(body.total);
     return {
-      items: (items as unknown[]).map((it, i) => this.validate(item, it, endpoint, `${path}.${i}`, requestId)),
-      total,
+      items,
+      path,
+      total: asCount(pagination?.total) ?? asCount(body.total),
       page: asCount(pagination?.page) ?? asked.page,
       limit: asCount(pagination?.limit) ?? asked.limit,
     };
+  }
+
+  /** Reads and validates one page of a list. */
+  readPage<S extends z.ZodType>(body: Envelope, item: S, endpoint: string, requestId: string | undefined, asked: { page: number; limit: number }): Page<z.output<S>> {
+    const { path, items, ...rest } = this.rawPage(body, endpoint, requestId, asked);
+    return { ...rest, items: items.map((it, i) => this.validate(item, it, endpoint, `${path}.${i}`, requestId)) };
   }
 
   private gate(id: string, limits: TierLimits): RateGate {

@@ -1,7 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
 import { registerDemoCommand } from './demo-command.ts';
+import { registerRunCommand } from './run-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
+import { registerStatusCommand } from './status-command.ts';
 
 const program = new Command();
 program
@@ -11,6 +13,8 @@ program
   .exitOverride();
 
 registerDemoCommand(program);
+registerRunCommand(program);
+registerStatusCommand(program);
 registerSandboxCommand(program);
 
 try {

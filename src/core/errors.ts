@@ -222,3 +222,10 @@ export function apiErrorFor(init: ApiErrorInit): ApiError {
   if (s >= 400) return new BadRequestError(init);
   return new ServerError(init);
 }
+
+/** The SQLite cache cannot be used as it is (newer schema, locked by another run, unopenable). */
+export class StoreError extends IndexbotError {
+  constructor(message: string, code: 'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE') {
+    super(message, code, 'operational');
+  }
+}

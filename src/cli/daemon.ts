@@ -1,0 +1,119 @@
+import { describeEvent } from '../alerts/index.ts';
+import { IndexClient } from '../api/index.ts';
+import { WalletKeypair } from '../auth/index.ts';
+import type { Config } from '../config/index.ts';
+import { tierLimits } from '../contract/index.ts';
+import { ConfigError, type Logger } from '../core/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
+import { RunLock, SnapshotStore } from '../store/index.ts';
+
+export interface DaemonOptions {
+  logger: Logger;
+  /** Called with each batch of new events after it is committed. */
+  onEvents?: (events: IndexbotEvent[]) => void;
+}
+
+/** A running bot: its store, client and poller, and how to stop them in order. */
+export interface Daemon {
+  store: SnapshotStore;
+  client: IndexClient;
+  plan: BudgetPlan;
+  indexes: string[];
+  stop(): Promise<void>;
+}
+
+const STATUS_EVERY_MS = 5_000;
+
+/**
+ * Wires the live pipeline: lock, store, client, budget plan, poller. Everything it opens it
+ * closes again if a later step fails, so a bad start leaves no lock behind.
+ */
+export async function startDaemon(config: Config, options: DaemonOptions): Promise<Daemon> {
+  const { logger } = options;
+  const lock = RunLock.acquire(config.db);
+  let store: SnapshotStore | undefined;
+  try {
+    store = SnapshotStore.open(config.db);
+    const client = new IndexClient({
+      baseUrl: config.baseUrl,
+      apiKey: config.apiKey,
+      keypair: config.walletKeypairPath ? WalletKeypair.fromFile(config.walletKeypairPath) : undefined,
+      tokenStore: store,
+      tier: config.tier,
+      enterpriseLimits: config.enterpriseLimits,
+      windowMs: config.windowMs,
+      logger: logger.child({ component: 'api' }),
+    });
+    const indexes = await resolveIndexes(client, config.indexes);
+    const jobs: PollJob[] = [
+      { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
+      { name: 'tokens', kind: 'tokens', indexId: undefined, intervalMs: config.intervalsMs.tokens },
+      ...indexes.flatMap((id) =>
+        (['rebalancing', 'composition', 'performance'] as const).map((kind) => ({ name: `${kind}:${id}`, kind, indexId: id, intervalMs: config.intervalsMs[kind] })),
+      ),
+    ];
+    const { limit } = tierLimits(config.tier, config.enterpriseLimits);
+    const plan = planBudget(jobs, (limit * 60_000) / config.windowMs);
+    logPlan(logger, plan, config);
+    const openStore = store;
+    openStore.setRuntime('budget', plan, Date.now());
+    const poller = new Poller({
+      client,
+      store: openStore,
+      jobs: plan.jobs,
+      driftThreshold: config.driftThreshold,
+      logger: logger.child({ component: 'poller' }),
+      onEvents: (events) => {
+        for (const e of events) logger.info({ event: { id: e.id, seq: e.seq, type: e.type, indexId: e.indexId } }, describeEvent(e));
+        options.onEvents?.(events);
+      },
+    });
+    const report = () => openStore.setRuntime('gates', { gates: client.rateGates(), schedule: poller.schedule(), pid: process.pid }, Date.now());
+    const statusTimer = setInterval(report, STATUS_EVERY_MS);
+    poller.start();
+    logger.info({ indexes, db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
+    return {
+      store: openStore,
+      client,
+      plan,
+      indexes,
+      async stop() {
+        clearInterval(statusTimer);
+        await poller.stop(config.shutdownGraceMs);
+        report();
+        openStore.close();
+        lock.release();
+        logger.info({}, 'indexbot stopped');
+      },
+    };
+  } catch (e) {
+    store?.close();
+    lock.release();
+    throw e;
+  }
+}
+
+async function resolveIndexes(client: IndexClient, wanted: 'all' | string[]): Promise<string[]> {
+  const listed = (await client.iterateIndexes().toArray()).map((i) => i.id);
+  if (wanted === 'all') return listed;
+  const unknown = wanted.filter((id) => !listed.includes(id));
+  if (unknown.length > 0) {
+    throw new ConfigError(`unknown index${unknown.length > 1 ? 'es' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; the server lists ${listed.join(', ')}`);
+  }
+  return wanted;
+}
+
+function logPlan(logger: Logger, plan: BudgetPlan, config: Config): void {
+  const summary = { requestedPerMin: round(plan.requestedPerMin), plannedPerMin: round(plan.plannedPerMin), budgetPerMin: round(plan.budgetPerMin), tier: config.tier };
+  if (plan.stretched.length === 0) {
+    logger.info(summary, 'polling plan fits the rate budget');
+    return;
+  }
+  logger.warn(
+    { ...summary, stretched: plan.stretched.map((s) => `${s.name} ${s.fromMs / 1000}s -> ${s.toMs / 1000}s`) },
+    plan.fits ? 'configured polling exceeds the rate budget; stretched the least urgent jobs' : 'polling cannot fit the rate budget even stretched; expect delays',
+  );
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;

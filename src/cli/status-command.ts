@@ -1,0 +1,94 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { StoreError } from '../core/index.ts';
+import type { BudgetPlan } from '../poller/index.ts';
+import type { RateGateState } from '../ratelimit/index.ts';
+import { SnapshotStore } from '../store/index.ts';
+
+interface StatusFlags extends ConfigFlags {
+  json?: boolean;
+}
+
+/** Everything `status` reports, as `--json` prints it. */
+export function collectStatus(store: SnapshotStore, now: number) {
+  const runtime = store.runtime<{ gates: RateGateState[]; schedule: { job: string; intervalMs: number; nextDueAt: number; failures: number }[]; pid: number }>('gates');
+  const budget = store.runtime<BudgetPlan>('budget');
+  return {
+    db: store.path,
+    schemaVersion: store.schemaVersion,
+    now: new Date(now).toISOString(),
+    indexes: store.indexCacheSummaries().map((i) => ({ ...i, compositionAgeS: i.compositionAsOf === null ? null : Math.round((now - i.compositionAsOf) / 1000) })),
+    jobs: store.jobStates().map((j) => ({ ...j, lastSuccessAgeS: j.lastSuccessAt === null ? null : Math.round((now - j.lastSuccessAt) / 1000) })),
+    snapshots: store.snapshotCounts(),
+    events: store.eventCounts(),
+    lastEventSeq: store.lastEventSeq(),
+    cursors: store.cursors(),
+    budget: budget && {
+      requestedPerMin: budget.value.requestedPerMin,
+      plannedPerMin: budget.value.plannedPerMin,
+      budgetPerMin: budget.value.budgetPerMin,
+      stretched: budget.value.stretched,
+    },
+    rateGates: runtime?.value.gates ?? [],
+    reportedAt: runtime ? new Date(runtime.updatedAt).toISOString() : null,
+  };
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('what the cache holds, the last poll of each job, events, cursors, budget and rate gates')
+    .option('--config <file>', 'JSON config file')
+    .option('--db <file>', 'SQLite file (default data/indexbot.db)')
+    .option('--json', 'print JSON for scripts', false)
+    .action((flags: StatusFlags) => {
+      const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags) ?? 'data/indexbot.db';
+      if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
+      const store = SnapshotStore.open(db, { readonly: true });
+      try {
+        const status = collectStatus(store, Date.now());
+        if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        else process.stdout.write(render(status));
+      } finally {
+        store.close();
+      }
+    });
+}
+
+function tryConfigDb(flags: ConfigFlags): string | undefined {
+  try {
+    return loadConfig({ ...flags, baseUrl: flags.baseUrl ?? 'http://unused/v1' }).db;
+  } catch {
+    return undefined;
+  }
+}
+
+const age = (s: number | null) => (s === null ? 'never' : s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`);
+
+function render(s: ReturnType<typeof collectStatus>): string {
+  const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, ''];
+  lines.push('Indexes (cache)');
+  for (const i of s.indexes) {
+    lines.push(`  ${i.indexId.padEnd(10)} composition ${age(i.compositionAgeS).padEnd(10)} snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`);
+  }
+  lines.push('', 'Poll jobs');
+  for (const j of s.jobs) {
+    const failing = j.consecutiveFailures > 0 ? `  FAILING x${j.consecutiveFailures}: ${j.lastError}` : '';
+    lines.push(`  ${j.job.padEnd(26)} last success ${age(j.lastSuccessAgeS)}${failing}`);
+  }
+  lines.push('', `Events (last seq ${s.lastEventSeq})`);
+  for (const [type, count] of Object.entries(s.events)) lines.push(`  ${type.padEnd(22)} ${count}`);
+  lines.push('', 'Consumer cursors');
+  if (s.cursors.length === 0) lines.push('  none');
+  for (const c of s.cursors) lines.push(`  ${c.consumer.padEnd(26)} at seq ${c.seq}`);
+  if (s.budget) {
+    lines.push('', `Budget: ${s.budget.plannedPerMin.toFixed(1)} req/min planned of ${s.budget.budgetPerMin.toFixed(1)} (asked ${s.budget.requestedPerMin.toFixed(1)})`);
+    for (const st of s.budget.stretched) lines.push(`  stretched ${st.name}: ${st.fromMs / 1000}s -> ${st.toMs / 1000}s`);
+  }
+  lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
+  for (const g of s.rateGates) {
+    lines.push(`  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { SnapshotKind } from '../api/index.ts';
+import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
+import { ConfigError, type LogFormat } from '../core/index.ts';
+
+const seconds = z.number().positive().max(86_400 * 7);
+
+/** The config file: every key optional, unknown keys refused. */
+export const configFileSchema = z.strictObject({
+  $schema: z.string().optional().describe('ignored; lets editors find a schema'),
+  baseUrl: z.url({ protocol: /^https?$/ }).optional().describe('API base URL ending in /v1'),
+  tier: z.enum(TIERS).optional().describe('rate tier of the credential'),
+  enterpriseLimits: z
+    .strictObject({ limit: z.number().int().positive(), burst: z.number().int().positive() })
+    .optional()
+    .describe('limit and burst per window, for the enterprise tier'),
+  rateWindowMs: z.number().int().positive().optional().describe('length of the rate window (60000 on the real service)'),
+  db: z.string().min(1).optional().describe('SQLite file'),
+  indexes: z
+    .union([z.literal('all'), z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an index id is a lowercase slug')).min(1)])
+    .optional()
+    .describe('indexes to follow'),
+  intervals: z
+    .strictObject({ composition: seconds, performance: seconds, rebalancing: seconds, indexes: seconds, tokens: seconds })
+    .partial()
+    .optional()
+    .describe('seconds between polls of each endpoint'),
+  driftThreshold: z.number().gt(0).lt(1).optional().describe('|weight - target| that counts as drift'),
+  shutdownGraceMs: z.number().int().nonnegative().optional().describe('how long to wait for polls in flight at shutdown'),
+  log: z
+    .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), format: z.enum(['json', 'pretty']) })
+    .partial()
+    .optional(),
+});
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+/** Defaults per tier, in seconds: rebalancing matters most, so it is polled most often. */
+export const DEFAULT_INTERVALS: Record<Tier, Record<SnapshotKind, number>> = {
+  public: { rebalancing: 60, composition: 300, performance: 900, indexes: 3600, tokens: 3600 },
+  standard: { rebalancing: 30, composition: 120, performance: 600, indexes: 3600, tokens: 1800 },
+  basic: { rebalancing: 15, composition: 60, performance: 300, indexes: 1800, tokens: 900 },
+  premium: { rebalancing: 5, composition: 15, performance: 60, indexes: 900, tokens: 300 },
+  enterprise: { rebalancing: 5, composition: 15, performance: 60, indexes: 900, tokens: 300 },
+};
+
+/** The one resolved configuration: file, then environment, then flags (each wins over the one before). */
+export interface Config {
+  file: string | undefined;
+  baseUrl: string;
+  tier: Tier;
+  enterpriseLimits: TierLimits | undefined;
+  windowMs: number;
+  db: string;
+  indexes: 'all' | string[];
+  intervalsMs: Record<SnapshotKind, number>;
+  driftThreshold: number;
+  shutdownGraceMs: number;
+  logLevel: string;
+  logFormat: LogFormat | undefined;
+  /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
+  apiKey: string | undefined;
+  walletKeypairPath: string | undefined;
+}
+
+export interface ConfigFlags {
+  config?: string;
+  baseUrl?: string;
+  db?: string;
+  tier?: string;
+  logFormat?: string;
+}
+
+export const DEFAULT_CONFIG_PATH = 'config/indexbot.json';
+
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const explicit = flags.config ?? env.INDEXBOT_CONFIG;
+  const path = explicit ?? DEFAULT_CONFIG_PATH;
+  const file = readConfigFile(path, explicit !== undefined);
+  const where = file ? path : 'the environment and flags';
+
+  const tierRaw = flags.tier ?? env.INDEXBOT_TIER ?? file?.tier;
+  if (tierRaw !== undefined && !TIERS.includes(tierRaw as Tier)) {
+    throw new ConfigError(`${where}: tier: expected one of ${TIERS.join(', ')}, got ${JSON.stringify(tierRaw)}`);
+  }
+  const logFormat = flags.logFormat ?? env.INDEXBOT_LOG_FORMAT ?? file?.log?.format;
+  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty') {
+    throw new ConfigError(`${where}: log format: expected json or pretty, got ${JSON.stringify(logFormat)}`);
+  }
+  const apiKey = env.INDEXBOT_API_KEY || undefined;
+  const walletKeypairPath = env.INDEXBOT_WALLET_KEYPAIR || undefined;
+  const tier = (tierRaw as Tier | undefined) ?? (apiKey ? 'basic' : walletKeypairPath ? 'standard' : 'public');
+  if (tier === 'enterprise' && !file?.enterpriseLimits) {
+    throw new ConfigError(`${where}: enterpriseLimits: the enterprise tier needs { "limit", "burst" } in the config file`);
+  }
+  const baseUrl = flags.baseUrl ?? env.INDEXBOT_BASE_URL ?? file?.baseUrl;
+  if (!baseUrl) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
+  const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
+  return {
+    file: file ? path : undefined,
+    baseUrl,
+    tier,
+    enterpriseLimits: file?.enterpriseLimits,
+    windowMs: file?.rateWindowMs ?? 60_000,
+    db: flags.db ?? env.INDEXBOT_DB ?? file?.db ?? 'data/indexbot.db',
+    indexes: file?.indexes ?? 'all',
+    intervalsMs: Object.fromEntries(Object.entries(intervals).map(([k, v]) => [k, v * 1000])) as Record<SnapshotKind, number>,
+    driftThreshold: file?.driftThreshold ?? 0.02,
+    shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
+    logLevel: file?.log?.level ?? 'info',
+    logFormat: logFormat as LogFormat | undefined,
+    apiKey,
+    walletKeypairPath,
+  };
+}
+
+function readConfigFile(path: string, required: boolean): ConfigFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !required) return undefined;
+    throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`${path}: not valid JSON (${(e as Error).message})`);
+  }
+  const parsed = configFileSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const at = issue.path.map(String).join('.') || '(top level)';
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys.map((k) => (at === '(top level)' ? k : `${at}.${k}`));
+      return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
+    }
+    return `${at}: ${issue.message}`;
+  });
+  throw new ConfigError(`${path}: ${problems.join('; ')}`);
+}

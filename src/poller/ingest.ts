@@ -1,0 +1,83 @@
+import type { Snapshot, SnapshotKind } from '../api/index.ts';
+import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
+import {
+  type CompositionState,
+  type IndexListState,
+  type IndexbotEvent,
+  type NewEvent,
+  type RebalanceStates,
+  detectComposition,
+  detectIndexList,
+  detectPerformance,
+  detectRebalancing,
+  stableHash,
+} from '../detect/index.ts';
+import type { SnapshotStore } from '../store/index.ts';
+
+export interface IngestResult {
+  /** Events stored by this poll (new ids only), with their seq. */
+  events: IndexbotEvent[];
+  outcome: 'stored' | 'unchanged' | 'rejected';
+}
+
+/**
+ * Stores one poll's snapshot, its normalized rows and the events it produces in ONE
+ * transaction: a crash leaves all of it or none, and a restart re-detects exactly what was
+ * lost. An identical snapshot is not stored again; one that fails validation is stored as
+ * rejected and produces nothing.
+ */
+export function ingest<K extends SnapshotKind>(store: SnapshotStore, snapshot: Snapshot<K>, indexId: string | undefined, fetchedAt: number, driftThreshold: number): IngestResult {
+  const endpoint = snapshot.kind;
+  const hash = stableHash(snapshot.raw);
+  return store.transaction((): IngestResult => {
+    if (store.lastSnapshotHash(endpoint, indexId ?? null) === hash) return { events: [], outcome: 'unchanged' };
+    const raw = JSON.stringify(snapshot.raw);
+    const asOf = (snapshot.value as { as_of?: string } | undefined)?.as_of ?? null;
+    if (snapshot.error || snapshot.value === undefined) {
+      store.insertSnapshot({ endpoint, indexId: indexId ?? null, fetchedAt, asOf, hash, raw, status: 'rejected', error: snapshot.error?.message ?? 'no value' });
+      return { events: [], outcome: 'rejected' };
+    }
+    const id = store.insertSnapshot({ endpoint, indexId: indexId ?? null, fetchedAt, asOf, hash, raw, status: 'accepted' });
+    const events = normalize(store, snapshot.kind, snapshot.value, id, indexId, fetchedAt, driftThreshold);
+    return { events: store.appendEvents(events), outcome: 'stored' };
+  });
+}
+
+function normalize(store: SnapshotStore, kind: SnapshotKind, value: unknown, snapshotId: number, indexId: string | undefined, at: number, driftThreshold: number): NewEvent[] {
+  const key = `${kind}:${indexId ?? '*'}`;
+  switch (kind) {
+    case 'composition': {
+      const c = value as Composition;
+      store.insertComposition(snapshotId, c);
+      const { state, events } = detectComposition(c.index_id, store.detectorState<CompositionState>(key), c, driftThreshold, at, (id) => store.rebalanceEffectiveAt(id));
+      store.setDetectorState(key, state);
+      return events;
+    }
+    case 'performance': {
+      const p = value as Performance;
+      store.insertPerformance(snapshotId, p);
+      const events = detectPerformance(p.index_id, store.detectorState<Performance>(key), p, at);
+      store.setDetectorState(key, p);
+      return events;
+    }
+    case 'rebalancing': {
+      const records = value as Rebalance[];
+      for (const r of records) store.upsertRebalance(r, at);
+      const { state, events } = detectRebalancing(indexId!, store.detectorState<RebalanceStates>(key), records, at);
+      store.setDetectorState(key, state);
+      return events;
+    }
+    case 'indexes': {
+      const list = value as IndexSummary[];
+      for (const i of list) store.upsertIndex(i, at);
+      const { state, events } = detectIndexList(store.detectorState<IndexListState>(key), list, at);
+      for (const e of events) if (e.type === 'index.delisted') store.markDelisted(e.indexId, at);
+      store.setDetectorState(key, state);
+      return events;
+    }
+    case 'tokens': {
+      for (const t of value as Token[]) store.upsertToken(t, at);
+      return [];
+    }
+  }
+}

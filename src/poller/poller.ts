@@ -1,0 +1,151 @@
+import { setMaxListeners } from 'node:events';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { IndexClient } from '../api/index.ts';
+import { type Clock, IndexbotError, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import type { SnapshotStore } from '../store/index.ts';
+import type { PollJob } from './budget.ts';
+import { ingest } from './ingest.ts';
+
+export interface PollerOptions {
+  client: IndexClient;
+  store: SnapshotStore;
+  jobs: PollJob[];
+  /** Drift past this (|weight - target|) is a `composition.drift` event. @default 0.02 */
+  driftThreshold?: number;
+  /** First backoff step after a failed poll; doubles per failure in a row. @default 5000 */
+  backoffBaseMs?: number;
+  /** @default 300000 */
+  backoffMaxMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default Math.random */
+  random?: () => number;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** Called with the events each poll stored, after its transaction committed. */
+  onEvents?: (events: IndexbotEvent[]) => void;
+}
+
+interface JobRun {
+  job: PollJob;
+  nextDueAt: number;
+  failures: number;
+  running: Promise<void> | undefined;
+}
+
+/**
+ * Runs every poll job at its interval. node-cron ticks once a second and each tick starts
+ * the jobs that are due: a job never overlaps itself, a failing job backs off on its own,
+ * and after downtime each job is simply due once (no burst of missed ticks).
+ */
+export class Poller {
+  private readonly runs: JobRun[];
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly logger: Logger;
+  private readonly driftThreshold: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private task: ScheduledTask | undefined;
+  private readonly abort = new AbortController();
+  private stopping = false;
+
+  constructor(private readonly o: PollerOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.random = o.random ?? Math.random;
+    this.logger = o.logger ?? silentLogger;
+    this.driftThreshold = o.driftThreshold ?? 0.02;
+    this.backoffBaseMs = o.backoffBaseMs ?? 5_000;
+    this.backoffMaxMs = o.backoffMaxMs ?? 300_000;
+    // One shutdown signal is shared by every request in flight, each adding a listener.
+    setMaxListeners(0, this.abort.signal);
+    const now = this.clock.now();
+    const last = new Map(o.store.jobStates().map((s) => [s.job, s.lastSuccessAt]));
+    this.runs = o.jobs.map((job) => {
+      const lastSuccess = last.get(job.name);
+      // Due at once if its interval has passed while we were down: one catch-up fetch.
+      const nextDueAt = lastSuccess == null ? now : Math.min(now + job.intervalMs, Math.max(now, lastSuccess + job.intervalMs));
+      return { job, nextDueAt, failures: 0, running: undefined };
+    });
+  }
+
+  /** Starts the once-a-second tick. */
+  start(): void {
+    if (this.task) return;
+    this.task = cron.schedule('* * * * * *', () => this.tick(), { name: 'indexbot-poller', noOverlap: true });
+    this.tick();
+  }
+
+  /** Starts every job that is due and not running; returns the runs it started. */
+  tick(): Promise<void>[] {
+    if (this.stopping) return [];
+    const now = this.clock.now();
+    const started: Promise<void>[] = [];
+    for (const run of this.runs) {
+      if (run.running || now < run.nextDueAt) continue;
+      run.running = this.runJob(run).finally(() => {
+        run.running = undefined;
+      });
+      started.push(run.running);
+    }
+    return started;
+  }
+
+  /** When each job runs next, for status. */
+  schedule(): { job: string; intervalMs: number; nextDueAt: number; failures: number; running: boolean }[] {
+    return this.runs.map((r) => ({ job: r.job.name, intervalMs: r.job.intervalMs, nextDueAt: r.nextDueAt, failures: r.failures, running: !!r.running }));
+  }
+
+  /** Stops starting jobs, waits up to `graceMs` for those in flight, then aborts them. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    if (this.task) {
+      await this.task.stop();
+      await this.task.destroy();
+      this.task = undefined;
+    }
+    const inFlight = this.runs.flatMap((r) => (r.running ? [r.running] : []));
+    if (inFlight.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceMs);
+    });
+    const outcome = await Promise.race([Promise.allSettled(inFlight), grace]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      this.logger.warn({ inFlight: inFlight.length, graceMs }, 'polls still running at shutdown; aborting them');
+      this.abort.abort(new Error('poller stopped'));
+      await Promise.allSettled(inFlight);
+    }
+  }
+
+  private async runJob(run: JobRun): Promise<void> {
+    const { job } = run;
+    const started = this.clock.now();
+    try {
+      const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal });
+      const fetchedAt = this.clock.now();
+      const result = ingest(this.o.store, snapshot, job.indexId, fetchedAt, this.driftThreshold);
+      if (result.outcome === 'rejected') {
+        this.logger.warn({ job: job.name, error: snapshot.error?.toJSON() }, 'payload failed validation; stored as rejected');
+      }
+      this.o.store.recordJobRun(job.name, fetchedAt);
+      run.failures = 0;
+      run.nextDueAt = started + job.intervalMs;
+      if (result.events.length > 0) this.o.onEvents?.(result.events);
+    } catch (e) {
+      if (this.abort.signal.aborted) return;
+      run.failures++;
+      const delay = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** (run.failures - 1));
+      run.nextDueAt = this.clock.now() + Math.max(job.intervalMs, delay) * (0.8 + 0.4 * this.random());
+      const error = e instanceof IndexbotError ? e.toJSON() : { message: (e as Error).message };
+      this.logger.error({ job: job.name, failures: run.failures, retryInMs: run.nextDueAt - this.clock.now(), error }, 'poll failed');
+      try {
+        this.o.store.recordJobRun(job.name, this.clock.now(), e instanceof Error ? e.message : String(e));
+      } catch (storeError) {
+        this.logger.error({ job: job.name, error: (storeError as Error).message }, 'could not record the failed poll');
+      }
+    }
+  }
+}

@@ -1,0 +1,3 @@
+export { SnapshotStore, type SnapshotInput, type JobState, type IndexCacheSummary, type OpenStoreOptions } from './snapshot-store.ts';
+export { RunLock } from './run-lock.ts';
+export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';

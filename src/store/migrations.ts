@@ -1,0 +1,141 @@
+/**
+ * Schema versions, applied in order at open and recorded in `PRAGMA user_version`.
+ * A released migration is never edited: a change is a new entry.
+ */
+export const MIGRATIONS: { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE indexes (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        status TEXT,
+        listed INTEGER NOT NULL DEFAULT 1,
+        record TEXT NOT NULL,
+        first_seen_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE snapshots (
+        id INTEGER PRIMARY KEY,
+        endpoint TEXT NOT NULL,
+        index_id TEXT,
+        fetched_at INTEGER NOT NULL,
+        as_of TEXT,
+        hash TEXT NOT NULL,
+        raw TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('accepted', 'rejected')),
+        error TEXT
+      );
+      CREATE INDEX snapshots_by_endpoint ON snapshots (endpoint, index_id, id);
+      CREATE TABLE composition_rows (
+        snapshot_id INTEGER NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,
+        index_id TEXT NOT NULL,
+        as_of INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        symbol TEXT NOT NULL,
+        weight REAL NOT NULL,
+        target_weight REAL NOT NULL,
+        price_usd REAL NOT NULL,
+        units REAL,
+        PRIMARY KEY (snapshot_id, address)
+      );
+      CREATE INDEX composition_by_index ON composition_rows (index_id, as_of);
+      CREATE TABLE performance_points (
+        index_id TEXT NOT NULL,
+        as_of INTEGER NOT NULL,
+        nav REAL NOT NULL,
+        returns TEXT NOT NULL,
+        snapshot_id INTEGER REFERENCES snapshots (id) ON DELETE SET NULL,
+        PRIMARY KEY (index_id, as_of)
+      );
+      CREATE TABLE history_points (
+        index_id TEXT NOT NULL,
+        interval TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        nav REAL NOT NULL,
+        PRIMARY KEY (index_id, interval, ts)
+      );
+      CREATE TABLE history_prices (
+        index_id TEXT NOT NULL,
+        interval TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        symbol TEXT NOT NULL,
+        price_usd REAL NOT NULL,
+        weight REAL NOT NULL,
+        PRIMARY KEY (index_id, interval, ts, address)
+      );
+      CREATE TABLE rebalances (
+        id TEXT PRIMARY KEY,
+        index_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        announced_at INTEGER NOT NULL,
+        effective_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        record TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX rebalances_by_index ON rebalances (index_id, announced_at);
+      CREATE TABLE rebalance_status_changes (
+        rebalance_id TEXT NOT NULL REFERENCES rebalances (id) ON DELETE CASCADE,
+        status TEXT NOT NULL,
+        observed_at INTEGER NOT NULL,
+        PRIMARY KEY (rebalance_id, status)
+      );
+      CREATE TABLE tokens (
+        address TEXT PRIMARY KEY,
+        symbol TEXT NOT NULL,
+        price_usd REAL NOT NULL,
+        record TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        index_id TEXT NOT NULL,
+        occurred_at INTEGER NOT NULL,
+        detected_at INTEGER NOT NULL,
+        payload TEXT NOT NULL
+      );
+      CREATE TABLE cursors (
+        consumer TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE auth_tokens (
+        base_url TEXT PRIMARY KEY,
+        wallet TEXT NOT NULL,
+        access_token TEXT NOT NULL,
+        refresh_token TEXT NOT NULL,
+        access_expires_at INTEGER NOT NULL,
+        refresh_expires_at INTEGER
+      );
+      CREATE TABLE poll_jobs (
+        job TEXT PRIMARY KEY,
+        last_run_at INTEGER,
+        last_success_at INTEGER,
+        last_error TEXT,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE detector_state (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    // What the running daemon reports for `indexbot status`: the budget plan and the rate gates.
+    version: 2,
+    sql: `
+      CREATE TABLE runtime (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX events_by_type ON events (type);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,381 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { StoredTokens, TokenStore } from '../auth/index.ts';
+import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
+import { StoreError } from '../core/index.ts';
+import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+
+export interface SnapshotInput {
+  endpoint: string;
+  indexId: string | null;
+  fetchedAt: number;
+  asOf: string | null;
+  hash: string;
+  raw: string;
+  status: 'accepted' | 'rejected';
+  error?: string;
+}
+
+export interface JobState {
+  job: string;
+  lastRunAt: number | null;
+  lastSuccessAt: number | null;
+  lastError: string | null;
+  consecutiveFailures: number;
+}
+
+export interface IndexCacheSummary {
+  indexId: string;
+  name: string | null;
+  status: string | null;
+  compositionAsOf: number | null;
+  compositionSnapshots: number;
+  performancePoints: number;
+  historyPoints: number;
+  rebalances: number;
+}
+
+export interface OpenStoreOptions {
+  /** Open without writing (no migrations): for `status` while a daemon runs. */
+  readonly?: boolean;
+  /** @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * The SQLite cache: one file, WAL, foreign keys on, migrations at open. All writes of one
+ * poll happen inside `transaction()`, which is synchronous like better-sqlite3's: nothing
+ * awaits inside it, so a crash leaves either all of a poll or none of it.
+ */
+export class SnapshotStore implements TokenStore {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly s: ReturnType<typeof prepare>;
+
+  private constructor(path: string, db: Database.Database) {
+    this.path = path;
+    this.db = db;
+    this.s = prepare(db);
+  }
+
+  static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
+    let db: Database.Database;
+    try {
+      if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5_000 });
+    } catch (e) {
+      throw new StoreError(`cannot open database ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
+    }
+    try {
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION) {
+        throw new StoreError(
+          `database ${path} has schema version ${version}, newer than this indexbot knows (${SCHEMA_VERSION}); upgrade indexbot or use another --db`,
+          'STORE_SCHEMA_NEWER',
+        );
+      }
+      if (!options.readonly) {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+        db.pragma('foreign_keys = ON');
+        migrate(db, version);
+      } else if (version < SCHEMA_VERSION) {
+        throw new StoreError(`database ${path} has schema version ${version}; run \`indexbot run\` once to migrate it`, 'STORE_UNAVAILABLE');
+      }
+      return new SnapshotStore(path, db);
+    } catch (e) {
+      db.close();
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(`cannot use database ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
+    }
+  }
+
+  get schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  integrityCheck(): string {
+    return this.db.pragma('integrity_check', { simple: true }) as string;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- snapshots ---
+
+  /** The hash of the last snapshot stored for this endpoint and index, to skip identical ones. */
+  lastSnapshotHash(endpoint: string, indexId: string | null): string | undefined {
+    return (this.s.lastHash.get(endpoint, indexId) as { hash: string } | undefined)?.hash;
+  }
+
+  insertSnapshot(input: SnapshotInput): number {
+    return Number(this.s.insertSnapshot.run(input.endpoint, input.indexId, input.fetchedAt, input.asOf, input.hash, input.raw, input.status, input.error ?? null).lastInsertRowid);
+  }
+
+  snapshotCounts(): { endpoint: string; status: string; count: number }[] {
+    return this.s.snapshotCounts.all() as { endpoint: string; status: string; count: number }[];
+  }
+
+  // --- normalized rows ---
+
+  insertComposition(snapshotId: number, c: Composition): void {
+    const asOf = Date.parse(c.as_of);
+    for (const k of c.constituents) {
+      this.s.insertCompositionRow.run(snapshotId, c.index_id, asOf, k.address, k.symbol, k.weight, k.target_weight, k.price_usd, k.units ?? null);
+    }
+  }
+
+  /** The latest composition stored at or before `at` (epoch ms). */
+  compositionAt(indexId: string, at = Number.MAX_SAFE_INTEGER): { asOf: number; constituents: { address: string; symbol: string; weight: number; targetWeight: number; priceUsd: number; units: number | null }[] } | undefined {
+    const rows = this.s.compositionAt.all(indexId, at, indexId) as Row[];
+    if (rows.length === 0) return undefined;
+    return {
+      asOf: rows[0]!.as_of as number,
+      constituents: rows.map((r) => ({
+        address: r.address as string,
+        symbol: r.symbol as string,
+        weight: r.weight as number,
+        targetWeight: r.target_weight as number,
+        priceUsd: r.price_usd as number,
+        units: r.units as number | null,
+      })),
+    };
+  }
+
+  insertPerformance(snapshotId: number, p: Performance): void {
+    this.s.insertPerformance.run(p.index_id, Date.parse(p.as_of), p.nav, JSON.stringify(p.returns), snapshotId);
+  }
+
+  upsertRebalance(r: Rebalance, observedAt: number): void {
+    this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), Date.parse(r.effective_at), r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), observedAt);
+    this.s.insertStatusChange.run(r.id, r.status, observedAt);
+  }
+
+  rebalanceEffectiveAt(rebalanceId: string): number | undefined {
+    return (this.s.effectiveAt.get(rebalanceId) as { effective_at: number } | undefined)?.effective_at;
+  }
+
+  upsertToken(t: Token, observedAt: number): void {
+    this.s.upsertToken.run(t.address, t.symbol, t.price_usd, JSON.stringify(t), observedAt);
+  }
+
+  upsertIndex(i: IndexSummary, observedAt: number): void {
+    this.s.upsertIndex.run(i.id, i.name, i.status ?? null, JSON.stringify(i), observedAt, observedAt);
+  }
+
+  markDelisted(indexId: string, observedAt: number): void {
+    this.s.markDelisted.run(observedAt, indexId);
+  }
+
+  // --- detector state ---
+
+  detectorState<T>(key: string): T | undefined {
+    const row = this.s.getState.get(key) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  setDetectorState(key: string, value: unknown): void {
+    this.s.setState.run(key, JSON.stringify(value));
+  }
+
+  // --- events ---
+
+  /** Appends events not stored before (by id) and returns those, with their `seq`. */
+  appendEvents(events: readonly NewEvent[]): IndexbotEvent[] {
+    const stored: IndexbotEvent[] = [];
+    for (const e of events) {
+      const res = this.s.insertEvent.run(e.id, e.type, e.indexId, e.occurredAt, e.detectedAt, JSON.stringify(e.payload));
+      if (res.changes === 1) stored.push({ ...e, seq: Number(res.lastInsertRowid) } as IndexbotEvent);
+    }
+    return stored;
+  }
+
+  eventsAfter(seq: number, limit = 1000): IndexbotEvent[] {
+    return (this.s.eventsAfter.all(seq, limit) as Row[]).map(toEvent);
+  }
+
+  eventCounts(): Partial<Record<EventType, number>> {
+    return Object.fromEntries((this.s.eventCounts.all() as { type: string; count: number }[]).map((r) => [r.type, r.count]));
+  }
+
+  lastEventSeq(): number {
+    return (this.s.lastSeq.get() as { seq: number | null }).seq ?? 0;
+  }
+
+  // --- consumer cursors ---
+
+  cursor(consumer: string): number {
+    return (this.s.getCursor.get(consumer) as { seq: number } | undefined)?.seq ?? 0;
+  }
+
+  setCursor(consumer: string, seq: number, at: number): void {
+    this.s.setCursor.run(consumer, seq, at);
+  }
+
+  cursors(): { consumer: string; seq: number; updatedAt: number }[] {
+    return (this.s.cursors.all() as Row[]).map((r) => ({ consumer: r.consumer as string, seq: r.seq as number, updatedAt: r.updated_at as number }));
+  }
+
+  // --- poll jobs and runtime state ---
+
+  recordJobRun(job: string, at: number, error?: string): void {
+    if (error === undefined) this.s.jobOk.run(job, at, at);
+    else this.s.jobFailed.run(job, at, error);
+  }
+
+  jobStates(): JobState[] {
+    return (this.s.jobs.all() as Row[]).map((r) => ({
+      job: r.job as string,
+      lastRunAt: r.last_run_at as number | null,
+      lastSuccessAt: r.last_success_at as number | null,
+      lastError: r.last_error as string | null,
+      consecutiveFailures: r.consecutive_failures as number,
+    }));
+  }
+
+  setRuntime(key: string, value: unknown, at: number): void {
+    this.s.setRuntime.run(key, JSON.stringify(value), at);
+  }
+
+  runtime<T>(key: string): { value: T; updatedAt: number } | undefined {
+    const row = this.s.getRuntime.get(key) as { value: string; updated_at: number } | undefined;
+    return row ? { value: JSON.parse(row.value) as T, updatedAt: row.updated_at } : undefined;
+  }
+
+  indexCacheSummaries(): IndexCacheSummary[] {
+    return (this.s.indexSummaries.all() as Row[]).map((r) => ({
+      indexId: r.index_id as string,
+      name: r.name as string | null,
+      status: r.status as string | null,
+      compositionAsOf: r.composition_as_of as number | null,
+      compositionSnapshots: r.composition_snapshots as number,
+      performancePoints: r.performance_points as number,
+      historyPoints: r.history_points as number,
+      rebalances: r.rebalances as number,
+    }));
+  }
+
+  // --- TokenStore: the wallet session's token pair lives here once the store exists ---
+
+  load(baseUrl: string): StoredTokens | undefined {
+    const r = this.s.getTokens.get(baseUrl) as Row | undefined;
+    if (!r) return undefined;
+    return {
+      baseUrl,
+      wallet: r.wallet as string,
+      accessToken: r.access_token as string,
+      refreshToken: r.refresh_token as string,
+      accessExpiresAt: r.access_expires_at as number,
+      refreshExpiresAt: (r.refresh_expires_at as number | null) ?? undefined,
+    };
+  }
+
+  save(t: StoredTokens): void {
+    this.s.saveTokens.run(t.baseUrl, t.wallet, t.accessToken, t.refreshToken, t.accessExpiresAt, t.refreshExpiresAt ?? null);
+  }
+
+  clear(baseUrl: string): void {
+    this.s.clearTokens.run(baseUrl);
+  }
+}
+
+function migrate(db: Database.Database, from: number): void {
+  const pending = MIGRATIONS.filter((m) => m.version > from);
+  if (pending.length === 0) return;
+  db.transaction(() => {
+    for (const m of pending) {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    }
+  })();
+}
+
+function toEvent(r: Row): IndexbotEvent {
+  return {
+    seq: r.seq as number,
+    id: r.id as string,
+    type: r.type as EventType,
+    indexId: r.index_id as string,
+    occurredAt: r.occurred_at as number,
+    detectedAt: r.detected_at as number,
+    payload: JSON.parse(r.payload as string),
+  } as IndexbotEvent;
+}
+
+function prepare(db: Database.Database) {
+  return {
+    lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
+    insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    snapshotCounts: db.prepare('SELECT endpoint, status, COUNT(*) AS count FROM snapshots GROUP BY endpoint, status ORDER BY endpoint, status'),
+    insertCompositionRow: db.prepare(
+      'INSERT INTO composition_rows (snapshot_id, index_id, as_of, address, symbol, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    compositionAt: db.prepare(
+      `SELECT * FROM composition_rows WHERE snapshot_id = (
+         SELECT snapshot_id FROM composition_rows WHERE index_id = ? AND as_of <= ? ORDER BY as_of DESC, snapshot_id DESC LIMIT 1
+       ) AND index_id = ? ORDER BY target_weight DESC, symbol`,
+    ),
+    insertPerformance: db.prepare('INSERT OR REPLACE INTO performance_points (index_id, as_of, nav, returns, snapshot_id) VALUES (?, ?, ?, ?, ?)'),
+    upsertRebalance: db.prepare(
+      `INSERT INTO rebalances (id, index_id, status, announced_at, effective_at, completed_at, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at, record = excluded.record, updated_at = excluded.updated_at`,
+    ),
+    effectiveAt: db.prepare('SELECT effective_at FROM rebalances WHERE id = ?'),
+    insertStatusChange: db.prepare('INSERT OR IGNORE INTO rebalance_status_changes (rebalance_id, status, observed_at) VALUES (?, ?, ?)'),
+    upsertToken: db.prepare(
+      `INSERT INTO tokens (address, symbol, price_usd, record, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (address) DO UPDATE SET symbol = excluded.symbol, price_usd = excluded.price_usd, record = excluded.record, updated_at = excluded.updated_at`,
+    ),
+    upsertIndex: db.prepare(
+      `INSERT INTO indexes (id, name, status, listed, record, first_seen_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status, listed = 1, record = excluded.record, updated_at = excluded.updated_at`,
+    ),
+    markDelisted: db.prepare('UPDATE indexes SET listed = 0, updated_at = ? WHERE id = ?'),
+    getState: db.prepare('SELECT value FROM detector_state WHERE key = ?'),
+    setState: db.prepare('INSERT INTO detector_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    insertEvent: db.prepare('INSERT OR IGNORE INTO events (id, type, index_id, occurred_at, detected_at, payload) VALUES (?, ?, ?, ?, ?, ?)'),
+    eventsAfter: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+    eventCounts: db.prepare('SELECT type, COUNT(*) AS count FROM events GROUP BY type ORDER BY type'),
+    lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM events'),
+    getCursor: db.prepare('SELECT seq FROM cursors WHERE consumer = ?'),
+    setCursor: db.prepare('INSERT INTO cursors (consumer, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT (consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at'),
+    cursors: db.prepare('SELECT consumer, seq, updated_at FROM cursors ORDER BY consumer'),
+    jobOk: db.prepare(
+      `INSERT INTO poll_jobs (job, last_run_at, last_success_at, last_error, consecutive_failures) VALUES (?, ?, ?, NULL, 0)
+       ON CONFLICT (job) DO UPDATE SET last_run_at = excluded.last_run_at, last_success_at = excluded.last_success_at, last_error = NULL, consecutive_failures = 0`,
+    ),
+    jobFailed: db.prepare(
+      `INSERT INTO poll_jobs (job, last_run_at, last_error, consecutive_failures) VALUES (?, ?, ?, 1)
+       ON CONFLICT (job) DO UPDATE SET last_run_at = excluded.last_run_at, last_error = excluded.last_error, consecutive_failures = consecutive_failures + 1`,
+    ),
+    jobs: db.prepare('SELECT * FROM poll_jobs ORDER BY job'),
+    setRuntime: db.prepare('INSERT INTO runtime (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at'),
+    getRuntime: db.prepare('SELECT value, updated_at FROM runtime WHERE key = ?'),
+    indexSummaries: db.prepare(
+      `SELECT ids.index_id, i.name, i.status,
+         (SELECT MAX(as_of) FROM composition_rows c WHERE c.index_id = ids.index_id) AS composition_as_of,
+         (SELECT COUNT(*) FROM snapshots s WHERE s.index_id = ids.index_id AND s.endpoint = 'composition' AND s.status = 'accepted') AS composition_snapshots,
+         (SELECT COUNT(*) FROM performance_points p WHERE p.index_id = ids.index_id) AS performance_points,
+         (SELECT COUNT(*) FROM history_points h WHERE h.index_id = ids.index_id) AS history_points,
+         (SELECT COUNT(*) FROM rebalances r WHERE r.index_id = ids.index_id) AS rebalances
+       FROM (SELECT id AS index_id FROM indexes UNION SELECT DISTINCT index_id FROM snapshots WHERE index_id IS NOT NULL) ids
+       LEFT JOIN indexes i ON i.id = ids.index_id ORDER BY ids.index_id`,
+    ),
+    getTokens: db.prepare('SELECT * FROM auth_tokens WHERE base_url = ?'),
+    saveTokens: db.prepare(
+      `INSERT INTO auth_tokens (base_url, wallet, access_token, refresh_token, access_expires_at, refresh_expires_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (base_url) DO UPDATE SET wallet = excluded.wallet, access_token = excluded.access_token, refresh_token = excluded.refresh_token,
+         access_expires_at = excluded.access_expires_at, refresh_expires_at = excluded.refresh_expires_at`,
+    ),
+    clearTokens: db.prepare('DELETE FROM auth_tokens WHERE base_url = ?'),
+  };
+}

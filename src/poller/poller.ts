@@ -13,7 +13,7 @@ export interface PollerOptions {
   jobs: PollJob[];
   /** Drift past this (|weight - target|) is a `composition.drift` event. @default 0.02 */
   driftThreshold?: number;
-  /** First backoff step after a failed poll; doubles per failure in a row. @default 5000 */
+  /** First backoff step after a failed poll (at least the job's interval); doubles per failure in a row. @default 5000 */
   backoffBaseMs?: number;
   /** @default 300000 */
   backoffMaxMs?: number;
@@ -137,8 +137,9 @@ export class Poller {
     } catch (e) {
       if (this.abort.signal.aborted) return;
       run.failures++;
-      const delay = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** (run.failures - 1));
-      run.nextDueAt = this.clock.now() + Math.max(job.intervalMs, delay) * (0.8 + 0.4 * this.random());
+      const step = Math.max(job.intervalMs, this.backoffBaseMs);
+      const delay = Math.min(Math.max(this.backoffMaxMs, job.intervalMs), step * 2 ** (run.failures - 1));
+      run.nextDueAt = this.clock.now() + delay * (0.8 + 0.4 * this.random());
       const error = e instanceof IndexbotError ? e.toJSON() : { message: (e as Error).message };
       this.logger.error({ job: job.name, failures: run.failures, retryInMs: run.nextDueAt - this.clock.now(), error }, 'poll failed');
       try {

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../src/sandbox/prng.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { type EventRow, readDb, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { control, testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const INDEXES = ['dindex', 'mindex', 'nindex', 'aindex'];
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
+});
+afterAll(() => sb.close());
+
+describe('kill -9 at random points', () => {
+  it('loses no event and repeats none; the database stays intact', async () => {
+    const db = tempDbPath();
+    const config = writeConfig(db, {
+      baseUrl: sb.baseUrl,
+      db,
+      tier: 'premium',
+      rateWindowMs: 10_000,
+      indexes: INDEXES,
+      intervals: { rebalancing: 1, composition: 1, performance: 1, indexes: 5, tokens: 5 },
+    });
+    const env = { INDEXBOT_API_KEY: sb.keys.premium };
+    const random = rng(20261122);
+    const triggered: { id: string; index: string; effectiveAt: number }[] = [];
+
+    for (let round = 0; round < 5; round++) {
+      const daemon = spawnDaemon(['--config', config], env);
+      await waitFor('the daemon polling', () => /indexbot running/.test(daemon.output()), 20_000, 50);
+      const index = INDEXES[round % INDEXES.length]!;
+      const rb = (await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 4 })).json.data;
+      triggered.push({ id: rb.id, index, effectiveAt: Date.parse(rb.effective_at) });
+      await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 2_500)));
+      daemon.child.kill('SIGKILL');
+      await daemon.exited;
+      expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
+    }
+
+    const last = spawnDaemon(['--config', config], env);
+    const settleBy = Math.max(...triggered.map((t) => t.effectiveAt)) + 3_000;
+    await waitFor('every completion', () => Date.now() > settleBy && triggered.every((t) => completions(db, t.id) === 1), 30_000);
+    last.child.kill('SIGTERM');
+    expect(await last.exited).toBe(0);
+
+    const rows = readDb(db, (d) => d.prepare('SELECT * FROM events ORDER BY seq').all() as EventRow[]);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
+    for (const t of triggered) {
+      const kinds = rows.filter((r) => (JSON.parse(r.payload) as { rebalanceId?: string }).rebalanceId === t.id).map((r) => r.type).sort();
+      expect(kinds, t.id).toEqual(['rebalance.announced', 'rebalance.completed']);
+    }
+    // Every rebalance the sandbox completed while we followed it is in the log exactly once.
+    for (const index of INDEXES) {
+      const feed = readDb(db, (d) => d.prepare("SELECT id FROM rebalances WHERE index_id = ? AND status = 'completed' AND completed_at >= ?").all(index, triggered[0]!.effectiveAt - 60_000) as { id: string }[]);
+      for (const { id } of feed) expect(completions(db, id), id).toBe(1);
+    }
+    expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
+  });
+});
+
+function completions(db: string, rebalanceId: string): number {
+  return readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM events WHERE type = 'rebalance.completed' AND id LIKE ?").get(`%:${rebalanceId}`) as { n: number }).n);
+}

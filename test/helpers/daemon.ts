@@ -1,0 +1,63 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `indexbot run` as its own process (node directly, so signals reach it). */
+export function spawnDaemon(args: string[], env: Record<string, string>): DaemonProcess {
+  const child = spawn(process.execPath, ['bin/indexbot.js', 'run', ...args], {
+    env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+export function writeConfig(dbPath: string, config: Record<string, unknown>): string {
+  const path = join(dirname(dbPath), 'indexbot.json');
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  return path;
+}
+
+/** Reads the daemon's database from outside, as `status` does (WAL allows a reader beside the writer). */
+export function readDb<T>(dbPath: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000, everyMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = probe();
+      if (v) return v;
+    } catch {
+      // not there yet (the file may not exist before the daemon's first write)
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface EventRow {
+  seq: number;
+  id: string;
+  type: string;
+  index_id: string;
+  detected_at: number;
+  occurred_at: number;
+  payload: string;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { IndexClient } from '../../src/api/index.ts';
+import { ManualClock } from '../../src/core/index.ts';
+import { Poller } from '../../src/poller/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { envelope, fakeTransport } from '../helpers/fake-transport.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const comp = (n: number) => envelope({ index_id: 'sindex', as_of: new Date(n * 1000).toISOString(), rebalance_id: null, constituents: [] });
+
+function setup(handler: Parameters<typeof fakeTransport>[0], clock: ManualClock, store = SnapshotStore.open(tempDbPath())) {
+  const fake = fakeTransport(handler, clock);
+  const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0, clock });
+  const jobs = [
+    { name: 'composition:sindex', kind: 'composition' as const, indexId: 'sindex', intervalMs: 10_000 },
+    { name: 'performance:sindex', kind: 'performance' as const, indexId: 'sindex', intervalMs: 10_000 },
+  ];
+  const poller = new Poller({ client, store, jobs, clock, random: () => 0.5, backoffBaseMs: 1_000 });
+  return { poller, store, log: fake.log };
+}
+
+describe('Poller', () => {
+  it('never overlaps a job with itself', async () => {
+    const clock = new ManualClock();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { poller, log } = setup(async (req) => {
+      if (req.path.endsWith('composition')) await gate;
+      return { body: comp(1) };
+    }, clock);
+    poller.tick();
+    await clock.advance(20_000);
+    poller.tick();
+    await clock.advance(20_000);
+    poller.tick();
+    expect(log.filter((r) => r.path.endsWith('composition'))).toHaveLength(1);
+    release();
+    await clock.advance(0);
+  });
+
+  it('backs off a failing job without holding back the others', async () => {
+    const clock = new ManualClock();
+    const { poller, log, store } = setup((req) =>
+      req.path.endsWith('performance') ? { status: 500, body: { success: false, error: { code: 'INTERNAL_ERROR', message: 'x' }, meta: {} } } : { body: comp(log.length) },
+      clock,
+    );
+    for (let s = 0; s < 60; s++) {
+      await Promise.all(poller.tick());
+      await clock.advance(1_000);
+    }
+    const perf = log.filter((r) => r.path.endsWith('performance')).length;
+    const compositions = log.filter((r) => r.path.endsWith('composition')).length;
+    expect(compositions).toBe(6);
+    // Backoff doubles from the 10 s interval: polls at 0, 10 and 30 s, the next not before 70 s.
+    expect(perf).toBe(3);
+    const perfJob = store.jobStates().find((j) => j.job === 'performance:sindex')!;
+    expect(perfJob.consecutiveFailures).toBe(perf);
+    expect(perfJob.lastError).toMatch(/HTTP 500/);
+  });
+
+  it('after downtime catches up with one fetch per job, not a burst', async () => {
+    const clock = new ManualClock();
+    const store = SnapshotStore.open(tempDbPath());
+    store.recordJobRun('composition:sindex', clock.now() - 3_600_000);
+    store.recordJobRun('performance:sindex', clock.now() - 3_000);
+    const { poller, log } = setup(() => ({ body: comp(log.length) }), clock, store);
+    await Promise.all(poller.tick());
+    expect(log.map((r) => r.path)).toEqual(['/indexes/sindex/composition']);
+    await clock.advance(7_000);
+    await Promise.all(poller.tick());
+    expect(log.map((r) => r.path)).toEqual(['/indexes/sindex/composition', '/indexes/sindex/performance']);
+  });
+});

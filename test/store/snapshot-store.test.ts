@@ -1,0 +1,131 @@
+import { writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../src/api/index.ts';
+import { StoreError } from '../../src/core/index.ts';
+import { ingest } from '../../src/poller/index.ts';
+import { MIGRATIONS, RunLock, SCHEMA_VERSION, SnapshotStore } from '../../src/store/index.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const composition = (asOf: string, weight = 0.5) => ({
+  index_id: 'sindex',
+  as_of: asOf,
+  rebalance_id: 'rb_1',
+  constituents: [
+    { address: 'A', symbol: 'AAA', weight, target_weight: 0.5, price_usd: 1 },
+    { address: 'B', symbol: 'BBB', weight: 1 - weight, target_weight: 0.5, price_usd: 2 },
+  ],
+});
+const snap = (value: unknown): Snapshot<'composition'> => ({ kind: 'composition', raw: value, requestId: 'r', value: value as never });
+
+describe('SnapshotStore', () => {
+  it('opens with WAL, foreign keys and the current schema', () => {
+    const path = tempDbPath();
+    const store = SnapshotStore.open(path);
+    store.close();
+    const db = new Database(path);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    db.close();
+  });
+
+  it('migrates a file of an older schema and keeps its data', () => {
+    const path = tempDbPath();
+    const old = new Database(path);
+    old.exec(MIGRATIONS[0]!.sql);
+    old.pragma('user_version = 1');
+    old.prepare("INSERT INTO events (id, type, index_id, occurred_at, detected_at, payload) VALUES ('e1', 'rebalance.announced', 'sindex', 1, 2, '{}')").run();
+    old.close();
+    const store = SnapshotStore.open(path);
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+    expect(store.eventsAfter(0).map((e) => e.id)).toEqual(['e1']);
+    store.setRuntime('k', { a: 1 }, 5);
+    expect(store.runtime('k')).toEqual({ value: { a: 1 }, updatedAt: 5 });
+    store.close();
+  });
+
+  it('refuses a file with a newer schema, with a clear message', () => {
+    const path = tempDbPath();
+    const db = new Database(path);
+    db.pragma('user_version = 99');
+    db.close();
+    const err = (() => {
+      try {
+        SnapshotStore.open(path);
+      } catch (e) {
+        return e as StoreError;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err!.code).toBe('STORE_SCHEMA_NEWER');
+    expect(err!.message).toMatch(/schema version 99, newer than this indexbot knows \(2\)/);
+  });
+
+  it('does not store an identical snapshot twice', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const c = composition('2026-11-22T10:00:00.000Z');
+    expect(ingest(store, snap(c), 'sindex', 1, 0.02).outcome).toBe('stored');
+    expect(ingest(store, snap(structuredClone(c)), 'sindex', 2, 0.02).outcome).toBe('unchanged');
+    expect(ingest(store, snap(composition('2026-11-22T10:01:00.000Z')), 'sindex', 3, 0.02).outcome).toBe('stored');
+    expect(store.snapshotCounts()).toEqual([{ endpoint: 'composition', status: 'accepted', count: 2 }]);
+    store.close();
+  });
+
+  it('stores a payload that failed validation as rejected, with no rows and no events', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const bad: Snapshot<'composition'> = { kind: 'composition', raw: { broken: true }, requestId: 'r', error: new (class extends Error {})('bad') as never };
+    expect(ingest(store, bad, 'sindex', 1, 0.02).outcome).toBe('rejected');
+    expect(store.snapshotCounts()).toEqual([{ endpoint: 'composition', status: 'rejected', count: 1 }]);
+    expect(store.compositionAt('sindex')).toBeUndefined();
+    expect(store.lastEventSeq()).toBe(0);
+    store.close();
+  });
+
+  it('rolls back everything a failed poll wrote', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    expect(() =>
+      store.transaction(() => {
+        const id = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: 1, asOf: null, hash: 'h', raw: '{}', status: 'accepted' });
+        store.insertComposition(id, composition('2026-11-22T10:00:00.000Z') as never);
+        store.appendEvents([{ id: 'x', type: 'rebalance.announced', indexId: 'sindex', occurredAt: 1, detectedAt: 1, payload: {} as never }]);
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    expect(store.snapshotCounts()).toEqual([]);
+    expect(store.compositionAt('sindex')).toBeUndefined();
+    expect(store.lastEventSeq()).toBe(0);
+    store.close();
+  });
+
+  it('appends an event id once, whichever path sees it first', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const e = { id: 'rebalance.completed:sindex:rb_1', type: 'rebalance.completed' as const, indexId: 'sindex', occurredAt: 1, detectedAt: 2, payload: {} as never };
+    expect(store.appendEvents([e])).toHaveLength(1);
+    expect(store.appendEvents([{ ...e, detectedAt: 3 }])).toHaveLength(0);
+    expect(store.eventCounts()).toEqual({ 'rebalance.completed': 1 });
+    store.close();
+  });
+
+  it('refuses a second run on the same file, and takes over the lock of a dead process', () => {
+    const path = tempDbPath();
+    const lock = RunLock.acquire(path);
+    // Our own pid counts as ours; simulate another live process with the parent's pid.
+    writeFileSync(`${path}.lock`, String(process.ppid));
+    expect(() => RunLock.acquire(path)).toThrow(/another indexbot \(pid \d+\) is already running/);
+    writeFileSync(`${path}.lock`, '999999');
+    const taken = RunLock.acquire(path);
+    taken.release();
+    lock.release();
+  });
+
+  it('keeps the wallet session tokens (TokenStore)', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const t = { baseUrl: 'http://x/v1', wallet: 'W', accessToken: 'a', refreshToken: 'r', accessExpiresAt: 5, refreshExpiresAt: 9 };
+    store.save(t);
+    expect(store.load('http://x/v1')).toEqual(t);
+    store.clear('http://x/v1');
+    expect(store.load('http://x/v1')).toBeUndefined();
+    store.close();
+  });
+});

@@ -15,7 +15,8 @@ import type {
  * in the same transaction as the snapshot that produced it.
  */
 
-type Unstored<E extends IndexbotEvent> = Omit<E, 'seq'>;
+/** An event before the log gave it a `seq`; distributes over the union so `type` still narrows. */
+type Unstored<E extends IndexbotEvent> = E extends IndexbotEvent ? Omit<E, 'seq'> : never;
 export type NewEvent = Unstored<IndexbotEvent>;
 
 const ms = (iso: string) => Date.parse(iso);

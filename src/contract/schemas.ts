@@ -99,7 +99,13 @@ export function buildSchemas(options: SchemaOptions) {
     index_id: z.string(),
     as_of: timestamp,
     rebalance_id: ours(z.string().nullable()),
-    constituents: z.array(constituent),
+    constituents: z.array(constituent).superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      list.forEach((c, i) => {
+        if (seen.has(c.address)) ctx.addIssue({ code: 'custom', path: [i, 'address'], message: 'the same token is listed twice' });
+        seen.add(c.address);
+      });
+    }),
   });
 
   const returnsShape = Object.fromEntries(RETURN_PERIODS.map((p) => [p, ours(num.nullable())])) as unknown as Record<

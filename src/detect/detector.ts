@@ -26,7 +26,6 @@ const WEIGHT_EPSILON = 1e-9;
 /** What the store remembers of an index's last composition. */
 export interface CompositionState {
   rebalanceId: string | null | undefined;
-  asOf: number;
   /** Target weight by address. */
   targets: Record<string, number>;
   symbols: Record<string, string>;
@@ -37,7 +36,6 @@ export interface CompositionState {
 export function compositionState(c: Composition, driftThreshold: number): CompositionState {
   return {
     rebalanceId: c.rebalance_id,
-    asOf: ms(c.as_of),
     targets: Object.fromEntries(c.constituents.map((k) => [k.address, k.target_weight])),
     symbols: Object.fromEntries(c.constituents.map((k) => [k.address, k.symbol])),
     drifting: c.constituents.filter((k) => Math.abs(k.weight - k.target_weight) > driftThreshold).map((k) => k.address),
@@ -105,13 +103,14 @@ export function detectComposition(
 ): { state: CompositionState; events: NewEvent[] } {
   const state = compositionState(next, driftThreshold);
   if (!prev) return { state, events: [] };
+  const asOf = ms(next.as_of);
   const events: NewEvent[] = [];
   const changes = weightChanges(prev.targets, state.targets, { ...prev.symbols, ...state.symbols });
   const idChanged = state.rebalanceId != null && state.rebalanceId !== prev.rebalanceId;
   if (idChanged || changes.length > 0) {
     // Without a rebalance id (a server that does not send one) the new targets name the fact.
     const rebalanceId = state.rebalanceId ?? `targets-${stableHash(state.targets)}`;
-    events.push(completed(indexId, rebalanceId, effectiveAtOf(rebalanceId) ?? state.asOf, changes, detectedAt, 'composition', prev.targets, state.targets));
+    events.push(completed(indexId, rebalanceId, effectiveAtOf(rebalanceId) ?? asOf, changes, detectedAt, 'composition', prev.targets, state.targets));
   }
   const wasDrifting = new Set(prev.drifting);
   for (const c of next.constituents) {
@@ -120,7 +119,7 @@ export function detectComposition(
       id: `composition.drift:${indexId}:${c.address}:${next.as_of}`,
       type: 'composition.drift',
       indexId,
-      occurredAt: state.asOf,
+      occurredAt: asOf,
       detectedAt,
       payload: { address: c.address, symbol: c.symbol, weight: c.weight, target: c.target_weight, deviation: c.weight - c.target_weight, threshold: driftThreshold },
     };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Snapshot, SnapshotKind } from '../api/index.ts';
 import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
 import {
@@ -10,7 +11,6 @@ import {
   detectIndexList,
   detectPerformance,
   detectRebalancing,
-  stableHash,
 } from '../detect/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 
@@ -28,11 +28,14 @@ export interface IngestResult {
  */
 export function ingest<K extends SnapshotKind>(store: SnapshotStore, snapshot: Snapshot<K>, indexId: string | undefined, fetchedAt: number, driftThreshold: number): IngestResult {
   const endpoint = snapshot.kind;
-  const hash = stableHash(snapshot.raw);
+  // The server's key order is stable, so the text itself is a fine identity; a reordering
+  // would only store one snapshot more.
+  const raw = JSON.stringify(snapshot.raw);
+  const hash = createHash('sha256').update(raw).digest('hex').slice(0, 32);
   return store.transaction((): IngestResult => {
     if (store.lastSnapshotHash(endpoint, indexId ?? null) === hash) return { events: [], outcome: 'unchanged' };
-    const raw = JSON.stringify(snapshot.raw);
-    const asOf = (snapshot.value as { as_of?: string } | undefined)?.as_of ?? null;
+    const asOfText = (snapshot.value as { as_of?: string } | undefined)?.as_of;
+    const asOf = asOfText === undefined ? null : Date.parse(asOfText);
     if (snapshot.error || snapshot.value === undefined) {
       store.insertSnapshot({ endpoint, indexId: indexId ?? null, fetchedAt, asOf, hash, raw, status: 'rejected', error: snapshot.error?.message ?? 'no value' });
       return { events: [], outcome: 'rejected' };

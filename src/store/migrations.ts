@@ -20,26 +20,29 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
         endpoint TEXT NOT NULL,
         index_id TEXT,
         fetched_at INTEGER NOT NULL,
-        as_of TEXT,
+        as_of INTEGER,
         hash TEXT NOT NULL,
-        raw TEXT NOT NULL,
+        raw BLOB NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('accepted', 'rejected')),
         error TEXT
       );
       CREATE INDEX snapshots_by_endpoint ON snapshots (endpoint, index_id, id);
+      CREATE INDEX snapshots_by_time ON snapshots (endpoint, index_id, as_of);
+      -- Addresses are 44 characters; rows refer to them by a small integer.
+      CREATE TABLE token_ids (
+        id INTEGER PRIMARY KEY,
+        address TEXT NOT NULL UNIQUE,
+        symbol TEXT NOT NULL
+      );
       CREATE TABLE composition_rows (
         snapshot_id INTEGER NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,
-        index_id TEXT NOT NULL,
-        as_of INTEGER NOT NULL,
-        address TEXT NOT NULL,
-        symbol TEXT NOT NULL,
+        token_id INTEGER NOT NULL REFERENCES token_ids (id),
         weight REAL NOT NULL,
         target_weight REAL NOT NULL,
         price_usd REAL NOT NULL,
         units REAL,
-        PRIMARY KEY (snapshot_id, address)
-      );
-      CREATE INDEX composition_by_index ON composition_rows (index_id, as_of);
+        PRIMARY KEY (snapshot_id, token_id)
+      ) WITHOUT ROWID;
       CREATE TABLE performance_points (
         index_id TEXT NOT NULL,
         as_of INTEGER NOT NULL,

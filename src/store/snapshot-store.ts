@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredTokens, TokenStore } from '../auth/index.ts';
@@ -11,8 +12,10 @@ export interface SnapshotInput {
   endpoint: string;
   indexId: string | null;
   fetchedAt: number;
-  asOf: string | null;
+  /** The server's `as_of`, epoch ms, when the payload has one. */
+  asOf: number | null;
   hash: string;
+  /** The JSON text as received; stored deflated (compositions repeat their keys a hundred times). */
   raw: string;
   status: 'accepted' | 'rejected';
   error?: string;
@@ -55,6 +58,10 @@ export class SnapshotStore implements TokenStore {
   readonly path: string;
   private readonly db: Database.Database;
   private readonly s: ReturnType<typeof prepare>;
+  /** Token id by address: every composition row needs one. */
+  private readonly tokenIds = new Map<string, number>();
+  /** Write-through cache of detector state: read on every poll, changed rarely. */
+  private readonly stateCache = new Map<string, { json: string; value: unknown }>();
 
   private constructor(path: string, db: Database.Database) {
     this.path = path;
@@ -99,7 +106,13 @@ export class SnapshotStore implements TokenStore {
   }
 
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    try {
+      return this.db.transaction(fn)();
+    } catch (e) {
+      // A rolled-back transaction may have put state into the cache that the file never got.
+      this.stateCache.clear();
+      throw e;
+    }
   }
 
   integrityCheck(): string {
@@ -118,7 +131,14 @@ export class SnapshotStore implements TokenStore {
   }
 
   insertSnapshot(input: SnapshotInput): number {
-    return Number(this.s.insertSnapshot.run(input.endpoint, input.indexId, input.fetchedAt, input.asOf, input.hash, input.raw, input.status, input.error ?? null).lastInsertRowid);
+    const raw = deflateRawSync(input.raw, { level: 1 });
+    return Number(this.s.insertSnapshot.run(input.endpoint, input.indexId, input.fetchedAt, input.asOf, input.hash, raw, input.status, input.error ?? null).lastInsertRowid);
+  }
+
+  /** The JSON text of a stored snapshot, as it was received. */
+  snapshotRaw(id: number): string | undefined {
+    const row = this.s.snapshotRaw.get(id) as { raw: Buffer } | undefined;
+    return row ? inflateRawSync(row.raw).toString('utf8') : undefined;
   }
 
   snapshotCounts(): { endpoint: string; status: string; count: number }[] {
@@ -128,15 +148,24 @@ export class SnapshotStore implements TokenStore {
   // --- normalized rows ---
 
   insertComposition(snapshotId: number, c: Composition): void {
-    const asOf = Date.parse(c.as_of);
     for (const k of c.constituents) {
-      this.s.insertCompositionRow.run(snapshotId, c.index_id, asOf, k.address, k.symbol, k.weight, k.target_weight, k.price_usd, k.units ?? null);
+      this.s.insertCompositionRow.run(snapshotId, this.tokenId(k.address, k.symbol), k.weight, k.target_weight, k.price_usd, k.units ?? null);
     }
+  }
+
+  private tokenId(address: string, symbol: string): number {
+    let id = this.tokenIds.get(address);
+    if (id === undefined) {
+      this.s.insertTokenId.run(address, symbol);
+      id = (this.s.tokenId.get(address) as { id: number }).id;
+      this.tokenIds.set(address, id);
+    }
+    return id;
   }
 
   /** The latest composition stored at or before `at` (epoch ms). */
   compositionAt(indexId: string, at = Number.MAX_SAFE_INTEGER): { asOf: number; constituents: { address: string; symbol: string; weight: number; targetWeight: number; priceUsd: number; units: number | null }[] } | undefined {
-    const rows = this.s.compositionAt.all(indexId, at, indexId) as Row[];
+    const rows = this.s.compositionAt.all(indexId, at) as Row[];
     if (rows.length === 0) return undefined;
     return {
       asOf: rows[0]!.as_of as number,
@@ -178,13 +207,23 @@ export class SnapshotStore implements TokenStore {
 
   // --- detector state ---
 
+  /** The detector's memory for `key`. Callers treat it as read-only (the detectors are pure). */
   detectorState<T>(key: string): T | undefined {
+    const cached = this.stateCache.get(key);
+    if (cached) return cached.value as T;
     const row = this.s.getState.get(key) as { value: string } | undefined;
-    return row ? (JSON.parse(row.value) as T) : undefined;
+    if (!row) return undefined;
+    const value = JSON.parse(row.value) as T;
+    this.stateCache.set(key, { json: row.value, value });
+    return value;
   }
 
+  /** Writes the state if it differs from what is stored. Inside a transaction that rolls back, the cache is dropped. */
   setDetectorState(key: string, value: unknown): void {
-    this.s.setState.run(key, JSON.stringify(value));
+    const json = JSON.stringify(value);
+    if (this.stateCache.get(key)?.json === json) return;
+    this.s.setState.run(key, json);
+    this.stateCache.set(key, { json, value });
   }
 
   // --- events ---
@@ -315,14 +354,17 @@ function prepare(db: Database.Database) {
   return {
     lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
     insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    snapshotRaw: db.prepare('SELECT raw FROM snapshots WHERE id = ?'),
     snapshotCounts: db.prepare('SELECT endpoint, status, COUNT(*) AS count FROM snapshots GROUP BY endpoint, status ORDER BY endpoint, status'),
-    insertCompositionRow: db.prepare(
-      'INSERT INTO composition_rows (snapshot_id, index_id, as_of, address, symbol, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
+    insertCompositionRow: db.prepare('INSERT INTO composition_rows (snapshot_id, token_id, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertTokenId: db.prepare('INSERT OR IGNORE INTO token_ids (address, symbol) VALUES (?, ?)'),
+    tokenId: db.prepare('SELECT id FROM token_ids WHERE address = ?'),
     compositionAt: db.prepare(
-      `SELECT * FROM composition_rows WHERE snapshot_id = (
-         SELECT snapshot_id FROM composition_rows WHERE index_id = ? AND as_of <= ? ORDER BY as_of DESC, snapshot_id DESC LIMIT 1
-       ) AND index_id = ? ORDER BY target_weight DESC, symbol`,
+      `SELECT s.as_of, t.address, t.symbol, r.weight, r.target_weight, r.price_usd, r.units
+       FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id
+       WHERE r.snapshot_id = (
+         SELECT id FROM snapshots WHERE endpoint = 'composition' AND status = 'accepted' AND index_id = ? AND as_of <= ? ORDER BY as_of DESC, id DESC LIMIT 1
+       ) ORDER BY r.target_weight DESC, t.symbol`,
     ),
     insertPerformance: db.prepare('INSERT OR REPLACE INTO performance_points (index_id, as_of, nav, returns, snapshot_id) VALUES (?, ?, ?, ?, ?)'),
     upsertRebalance: db.prepare(
@@ -362,7 +404,7 @@ function prepare(db: Database.Database) {
     getRuntime: db.prepare('SELECT value, updated_at FROM runtime WHERE key = ?'),
     indexSummaries: db.prepare(
       `SELECT ids.index_id, i.name, i.status,
-         (SELECT MAX(as_of) FROM composition_rows c WHERE c.index_id = ids.index_id) AS composition_as_of,
+         (SELECT MAX(as_of) FROM snapshots c WHERE c.index_id = ids.index_id AND c.endpoint = 'composition' AND c.status = 'accepted') AS composition_as_of,
          (SELECT COUNT(*) FROM snapshots s WHERE s.index_id = ids.index_id AND s.endpoint = 'composition' AND s.status = 'accepted') AS composition_snapshots,
          (SELECT COUNT(*) FROM performance_points p WHERE p.index_id = ids.index_id) AS performance_points,
          (SELECT COUNT(*) FROM history_points h WHERE h.index_id = ids.index_id) AS history_points,

@@ -117,6 +117,13 @@ describe('validation', () => {
     expect(v.requestId).toBe('req_test');
   });
 
+  it('rejects a composition that lists the same token twice', async () => {
+    const { c } = client(() => ({ body: composition([constituent('SOL', 0.5), constituent('SOL', 0.5)]) }));
+    const err = (await c.getComposition('sindex').catch((e: unknown) => e)) as ResponseValidationError;
+    expect(err).toBeInstanceOf(ResponseValidationError);
+    expect(err.issues).toEqual([{ path: 'data.constituents.1.address', message: 'the same token is listed twice' }]);
+  });
+
   it('names the item of a list that is wrong', async () => {
     const bad = { ...token(2) } as Record<string, unknown>;
     delete bad.price_usd;

@@ -72,6 +72,21 @@ describe('SnapshotStore', () => {
     store.close();
   });
 
+  it('keeps the raw JSON as received and the composition as rows, queryable as of a time', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const early = composition('2026-11-22T10:00:00.000Z', 0.4);
+    const late = composition('2026-11-22T11:00:00.000Z', 0.6);
+    ingest(store, snap(early), 'sindex', 1, 0.02);
+    ingest(store, snap(late), 'sindex', 2, 0.02);
+    expect(JSON.parse(store.snapshotRaw(1)!)).toEqual(early);
+    const at = (iso: string) => store.compositionAt('sindex', Date.parse(iso));
+    expect(at('2026-11-22T09:59:59.999Z')).toBeUndefined();
+    expect(at('2026-11-22T10:30:00.000Z')!.constituents.find((c) => c.symbol === 'AAA')!.weight).toBe(0.4);
+    expect(at('2026-11-22T11:00:00.000Z')).toMatchObject({ asOf: Date.parse(late.as_of) });
+    expect(at('2026-11-22T11:00:00.000Z')!.constituents.map((c) => c.address).sort()).toEqual(['A', 'B']);
+    store.close();
+  });
+
   it('stores a payload that failed validation as rejected, with no rows and no events', () => {
     const store = SnapshotStore.open(tempDbPath());
     const bad: Snapshot<'composition'> = { kind: 'composition', raw: { broken: true }, requestId: 'r', error: new (class extends Error {})('bad') as never };
@@ -86,7 +101,7 @@ describe('SnapshotStore', () => {
     const store = SnapshotStore.open(tempDbPath());
     expect(() =>
       store.transaction(() => {
-        const id = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: 1, asOf: null, hash: 'h', raw: '{}', status: 'accepted' });
+        const id = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: 1, asOf: 1, hash: 'h', raw: '{}', status: 'accepted' });
         store.insertComposition(id, composition('2026-11-22T10:00:00.000Z') as never);
         store.appendEvents([{ id: 'x', type: 'rebalance.announced', indexId: 'sindex', occurredAt: 1, detectedAt: 1, payload: {} as never }]);
         throw new Error('disk full');

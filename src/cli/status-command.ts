@@ -18,7 +18,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
-    indexes: store.indexCacheSummaries().map((i) => ({ ...i, compositionAgeS: i.compositionAsOf === null ? null : Math.round((now - i.compositionAsOf) / 1000) })),
+    indexes: store.indexCacheSummaries().map((i) => ({ ...i, compositionAgeS: i.compositionFetchedAt === null ? null : Math.round((now - i.compositionFetchedAt) / 1000) })),
     jobs: store.jobStates().map((j) => ({ ...j, lastSuccessAgeS: j.lastSuccessAt === null ? null : Math.round((now - j.lastSuccessAt) / 1000) })),
     snapshots: store.snapshotCounts(),
     events: store.eventCounts(),
@@ -70,7 +70,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
   const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, ''];
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
-    lines.push(`  ${i.indexId.padEnd(10)} composition ${age(i.compositionAgeS).padEnd(10)} snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`);
+    const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
+    lines.push(`  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`);
   }
   lines.push('', 'Poll jobs');
   for (const j of s.jobs) {

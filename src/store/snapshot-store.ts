@@ -33,7 +33,10 @@ export interface IndexCacheSummary {
   indexId: string;
   name: string | null;
   status: string | null;
+  /** The server's `as_of` of the latest composition. */
   compositionAsOf: number | null;
+  /** When we fetched it (our clock): the age of the cache. */
+  compositionFetchedAt: number | null;
   compositionSnapshots: number;
   performancePoints: number;
   historyPoints: number;
@@ -296,6 +299,7 @@ export class SnapshotStore implements TokenStore {
       name: r.name as string | null,
       status: r.status as string | null,
       compositionAsOf: r.composition_as_of as number | null,
+      compositionFetchedAt: r.composition_fetched_at as number | null,
       compositionSnapshots: r.composition_snapshots as number,
       performancePoints: r.performance_points as number,
       historyPoints: r.history_points as number,
@@ -405,6 +409,7 @@ function prepare(db: Database.Database) {
     indexSummaries: db.prepare(
       `SELECT ids.index_id, i.name, i.status,
          (SELECT MAX(as_of) FROM snapshots c WHERE c.index_id = ids.index_id AND c.endpoint = 'composition' AND c.status = 'accepted') AS composition_as_of,
+         (SELECT MAX(fetched_at) FROM snapshots c WHERE c.index_id = ids.index_id AND c.endpoint = 'composition' AND c.status = 'accepted') AS composition_fetched_at,
          (SELECT COUNT(*) FROM snapshots s WHERE s.index_id = ids.index_id AND s.endpoint = 'composition' AND s.status = 'accepted') AS composition_snapshots,
          (SELECT COUNT(*) FROM performance_points p WHERE p.index_id = ids.index_id) AS performance_points,
          (SELECT COUNT(*) FROM history_points h WHERE h.index_id = ids.index_id) AS history_points,

@@ -16,6 +16,7 @@ import {
   WalletSession,
   renderSigninMessage,
 } from '../../src/index.ts';
+import { caught } from '../helpers/caught.ts';
 
 const BASE = 'http://127.0.0.1:7420/v1';
 
@@ -212,17 +213,10 @@ describe('WalletKeypair', () => {
       [join(dir, 'missing.json'), /cannot read keypair file .*ENOENT/],
     ];
     for (const [path, message] of cases) {
-      const err = (() => {
-        try {
-          WalletKeypair.fromFile(path);
-        } catch (e) {
-          return e as Error;
-        }
-        return undefined;
-      })();
+      const err = caught(() => WalletKeypair.fromFile(path));
       expect(err).toBeInstanceOf(KeypairError);
-      expect(err!.message).toMatch(message);
-      expect(err!.message).not.toContain(String(secret.slice(0, 8)));
+      expect(err.message).toMatch(message);
+      expect(err.message).not.toContain(String(secret.slice(0, 8)));
     }
     expect(JSON.stringify(WalletKeypair.generate())).toMatch(/^\{"address":"\w+"\}$/);
   });

@@ -5,6 +5,7 @@ import type { Snapshot } from '../../src/api/index.ts';
 import { StoreError } from '../../src/core/index.ts';
 import { ingest } from '../../src/poller/index.ts';
 import { MIGRATIONS, RunLock, SCHEMA_VERSION, SnapshotStore } from '../../src/store/index.ts';
+import { caught } from '../helpers/caught.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const composition = (asOf: string, weight = 0.5) => ({
@@ -49,14 +50,7 @@ describe('SnapshotStore', () => {
     const db = new Database(path);
     db.pragma('user_version = 99');
     db.close();
-    const err = (() => {
-      try {
-        SnapshotStore.open(path);
-      } catch (e) {
-        return e as StoreError;
-      }
-      return undefined;
-    })();
+    const err = caught<StoreError>(() => SnapshotStore.open(path));
     expect(err).toBeInstanceOf(StoreError);
     expect(err!.code).toBe('STORE_SCHEMA_NEWER');
     expect(err!.message).toMatch(/schema version 99, newer than this indexbot knows \(2\)/);

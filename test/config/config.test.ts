@@ -1,0 +1,55 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { ConfigError } from '../../src/core/index.ts';
+import { caught } from '../helpers/caught.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+function file(content: unknown): string {
+  const path = join(dirname(tempDbPath()), 'indexbot.json');
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+const fail = (fn: () => unknown) => caught<ConfigError>(fn);
+
+describe('loadConfig', () => {
+  it('reads the example config', () => {
+    const c = loadConfig({ config: 'config/indexbot.example.json' }, {});
+    expect(c).toMatchObject({ baseUrl: 'http://127.0.0.1:7420/v1', tier: 'basic', indexes: ['sindex', 'mindex', 'dindex', 'nindex'], driftThreshold: 0.02 });
+    expect(c.intervalsMs.rebalancing).toBe(15_000);
+  });
+
+  it('lets flags win over the environment and the environment over the file', () => {
+    const path = file({ baseUrl: 'http://file/v1', db: 'file.db', tier: 'public' });
+    const env = { INDEXBOT_BASE_URL: 'http://env/v1', INDEXBOT_DB: 'env.db', INDEXBOT_TIER: 'basic', INDEXBOT_API_KEY: 'k' };
+    expect(loadConfig({ config: path }, env)).toMatchObject({ baseUrl: 'http://env/v1', db: 'env.db', tier: 'basic', apiKey: 'k' });
+    expect(loadConfig({ config: path, baseUrl: 'http://flag/v1', db: 'flag.db', tier: 'premium' }, env)).toMatchObject({ baseUrl: 'http://flag/v1', db: 'flag.db', tier: 'premium' });
+  });
+
+  it('defaults intervals by tier and the tier by credential', () => {
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).tier).toBe('public');
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, { INDEXBOT_API_KEY: 'k' }).intervalsMs.rebalancing).toBe(15_000);
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, { INDEXBOT_WALLET_KEYPAIR: '/k.json' }).tier).toBe('standard');
+  });
+
+  it('names the file and the key of each problem', () => {
+    const path = file({ baseUrl: 'http://x/v1', intervals: { composition: -5, bogus: 1 }, detect: {}, indexes: ['Bad Id'] });
+    const err = fail(() => loadConfig({ config: path }, {}));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toContain(path);
+    expect(err.message).toContain('unknown key "detect"');
+    expect(err.message).toContain('unknown key "intervals.bogus"');
+    expect(err.message).toMatch(/intervals\.composition: /);
+    expect(err.message).toMatch(/indexes\.0: an index id is a lowercase slug/);
+  });
+
+  it('reports a file that is not JSON, a missing explicit file, a bad tier and no base URL', () => {
+    expect(fail(() => loadConfig({ config: file('{ nope') }, {})).message).toMatch(/not valid JSON/);
+    expect(fail(() => loadConfig({ config: '/nonexistent/indexbot.json' }, {})).message).toMatch(/cannot read config file .*ENOENT/);
+    expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'gold' }, {})).message).toMatch(/tier: expected one of public, standard/);
+    expect(fail(() => loadConfig({ config: file({}) }, {})).message).toMatch(/no base URL/);
+    expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'enterprise' }, {})).message).toMatch(/enterpriseLimits/);
+  });
+});

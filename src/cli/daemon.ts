@@ -3,15 +3,23 @@ import { IndexClient } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { ConfigError, type Logger } from '../core/index.ts';
+import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
+import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 
 export interface DaemonOptions {
   logger: Logger;
   /** Called with each batch of new events after it is committed. */
   onEvents?: (events: IndexbotEvent[]) => void;
+  onAlert?: (strategy: string, message: string, data: unknown) => void;
+  onFill?: (strategy: string, fill: Fill) => void;
+  /**
+   * The clock strategies see, and cut their queries at. @default the system clock; the demo
+   * passes the sandbox's simulated clock, whose market runs ahead of real time.
+   */
+  strategyClock?: Clock;
 }
 
 /** A running bot: its store, client and poller, and how to stop them in order. */
@@ -20,6 +28,7 @@ export interface Daemon {
   client: IndexClient;
   plan: BudgetPlan;
   indexes: string[];
+  strategies: string[];
   stop(): Promise<void>;
 }
 
@@ -31,6 +40,14 @@ const STATUS_EVERY_MS = 5_000;
  */
 export async function startDaemon(config: Config, options: DaemonOptions): Promise<Daemon> {
   const { logger } = options;
+  // Strategies load first: a broken one stops the start before anything is opened.
+  const strategies = await loadStrategies(config.strategies.dir, {
+    params: config.strategies.params,
+    disabled: config.strategies.disabled,
+    onError: config.strategies.onError,
+    explicit: config.strategies.explicit,
+    logger,
+  });
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   try {
@@ -58,6 +75,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     logPlan(logger, plan, config);
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
+    const runtime = startStrategies(openStore, strategies, config, options);
     const poller = new Poller({
       client,
       store: openStore,
@@ -66,21 +84,24 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       logger: logger.child({ component: 'poller' }),
       onEvents: (events) => {
         for (const e of events) logger.info({ event: { id: e.id, seq: e.seq, type: e.type, indexId: e.indexId } }, describeEvent(e));
+        runtime.notify();
         options.onEvents?.(events);
       },
     });
     const report = () => openStore.setRuntime('gates', { gates: client.rateGates(), schedule: poller.schedule(), pid: process.pid }, Date.now());
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
     poller.start();
-    logger.info({ indexes, db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
+    logger.info({ indexes, strategies: runtime.names, db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
     return {
       store: openStore,
       client,
       plan,
       indexes,
+      strategies: runtime.names,
       async stop() {
         clearInterval(statusTimer);
         await poller.stop(config.shutdownGraceMs);
+        await runtime.stop();
         report();
         openStore.close();
         lock.release();
@@ -92,6 +113,31 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     lock.release();
     throw e;
   }
+}
+
+function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions): StrategyRuntime {
+  const { logger } = options;
+  const runtime = new StrategyRuntime({
+    store,
+    strategies,
+    clock: options.strategyClock,
+    // Events are stamped by the poller's (system) clock: that is what "replayed" compares with.
+    startedAt: Date.now(),
+    logger: logger.child({ component: 'strategy' }),
+    paper: config.strategies.paper,
+    timeoutMs: config.strategies.timeoutMs,
+    maxAttempts: config.strategies.maxAttempts,
+    onAlert: (strategy, message, data) => {
+      logger.info({ strategy, alert: data }, message);
+      options.onAlert?.(strategy, message, data);
+    },
+    onFill: (strategy, fill) => {
+      logger.info({ strategy, fill }, `${strategy}: paper ${fill.side} ${fill.quantity.toPrecision(6)} ${fill.instrument} at ${fill.price.toPrecision(6)}`);
+      options.onFill?.(strategy, fill);
+    },
+  });
+  runtime.start();
+  return runtime;
 }
 
 async function resolveIndexes(client: IndexClient, wanted: 'all' | string[]): Promise<string[]> {

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import type { Config } from '../config/index.ts';
-import { createLogger } from '../core/index.ts';
+import { createLogger, systemClock } from '../core/index.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { startDaemon } from './daemon.ts';
 import { intOption, numberOption, untilSignal } from './options.ts';
@@ -12,6 +12,7 @@ interface DemoOptions {
   seed: number;
   durationS: number | undefined;
   db: string;
+  strategies: string;
 }
 
 /**
@@ -27,6 +28,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--seed <n>', 'seed of the simulated market', intOption(0), 1)
     .option('--duration-s <s>', 'stop by itself after this many seconds', intOption(1))
     .option('--db <file>', 'SQLite file of the demo (started afresh each run)', 'data/demo.db')
+    .option('--strategies <dir>', 'strategy modules to run', 'strategies')
     .action(async (opts: DemoOptions) => {
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -48,14 +50,27 @@ export function registerDemoCommand(program: Command): void {
         logFormat: undefined,
         apiKey: sandbox.keys.premium,
         walletKeypairPath: undefined,
+        strategies: {
+          dir: opts.strategies,
+          explicit: true,
+          onError: 'fail',
+          params: { 'rebalance-front-run': { holdHours: 6 } },
+          disabled: [],
+          timeoutMs: 5_000,
+          maxAttempts: 3,
+          paper: { initialCash: 10_000, feeBps: 10, slippageBps: 5 },
+        },
       };
       const daemon = await startDaemon(config, {
         logger: createLogger({ level: 'warn' }),
         onEvents: (events) => {
-          for (const e of events) if (e.type !== 'performance.updated') out(`[sim ${simTime()}] ${e.type.padEnd(20)} ${describeEvent(e)}`);
+          for (const e of events) if (e.type !== 'performance.updated') out(`[sim ${simTime()}] event  ${e.type.padEnd(20)} ${describeEvent(e)}`);
         },
+        strategyClock: { ...systemClock, now: () => sandbox.clock.now() },
+        onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
+        onFill: (strategy, f) => out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });
-      out(`Following ${daemon.indexes.join(', ')}; rebalances print as they are announced and completed. Ctrl-C to stop.`);
+      out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       const stop = await Promise.race([
         untilSignal(),
         new Promise<string>((resolve) => {

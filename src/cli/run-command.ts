@@ -13,6 +13,7 @@ export function registerRunCommand(program: Command): void {
     .option('--db <file>', 'SQLite file (default data/indexbot.db, env INDEXBOT_DB)')
     .option('--tier <name>', 'public, standard, basic, premium or enterprise (env INDEXBOT_TIER)')
     .option('--log-format <format>', 'json or pretty (env INDEXBOT_LOG_FORMAT)')
+    .option('--strategies <dir>', 'where strategy modules are loaded from (default strategies/, env INDEXBOT_STRATEGIES)')
     .action(async (flags: ConfigFlags) => {
       const config = loadConfig(flags);
       const logger = createLogger({ level: config.logLevel, format: config.logFormat });

@@ -32,6 +32,18 @@ export const configFileSchema = z.strictObject({
     .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), format: z.enum(['json', 'pretty']) })
     .partial()
     .optional(),
+  strategies: z
+    .strictObject({
+      dir: z.string().min(1).describe('where strategy modules are loaded from'),
+      onError: z.enum(['fail', 'skip']).describe('a strategy that fails to load stops the bot, or is left out'),
+      params: z.record(z.string(), z.record(z.string(), z.unknown())).describe('params per strategy name'),
+      disabled: z.array(z.string()).describe('strategy names not to run'),
+      timeoutMs: z.number().int().positive().describe('time limit of one handler call'),
+      maxAttempts: z.number().int().min(1).max(100).describe('attempts before an event is parked'),
+      paper: z.strictObject({ cash: z.number().positive(), feeBps: z.number().min(0), slippageBps: z.number().min(0) }).partial(),
+    })
+    .partial()
+    .optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
@@ -62,6 +74,17 @@ export interface Config {
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
   apiKey: string | undefined;
   walletKeypairPath: string | undefined;
+  strategies: {
+    dir: string;
+    /** Named by flag, env or file: a missing directory is then an error. */
+    explicit: boolean;
+    onError: 'fail' | 'skip';
+    params: Record<string, Record<string, unknown>>;
+    disabled: string[];
+    timeoutMs: number;
+    maxAttempts: number;
+    paper: { initialCash: number; feeBps: number; slippageBps: number };
+  };
 }
 
 export interface ConfigFlags {
@@ -70,6 +93,7 @@ export interface ConfigFlags {
   db?: string;
   tier?: string;
   logFormat?: string;
+  strategies?: string;
 }
 
 export const DEFAULT_CONFIG_PATH = 'config/indexbot.json';
@@ -97,6 +121,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const baseUrl = flags.baseUrl ?? env.INDEXBOT_BASE_URL ?? file?.baseUrl;
   if (!baseUrl) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
   const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
+  const strategiesDir = flags.strategies ?? env.INDEXBOT_STRATEGIES ?? file?.strategies?.dir;
   return {
     file: file ? path : undefined,
     baseUrl,
@@ -112,6 +137,20 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,
+    strategies: {
+      dir: strategiesDir ?? 'strategies',
+      explicit: strategiesDir !== undefined,
+      onError: file?.strategies?.onError ?? 'fail',
+      params: file?.strategies?.params ?? {},
+      disabled: file?.strategies?.disabled ?? [],
+      timeoutMs: file?.strategies?.timeoutMs ?? 5_000,
+      maxAttempts: file?.strategies?.maxAttempts ?? 3,
+      paper: {
+        initialCash: file?.strategies?.paper?.cash ?? 10_000,
+        feeBps: file?.strategies?.paper?.feeBps ?? 10,
+        slippageBps: file?.strategies?.paper?.slippageBps ?? 5,
+      },
+    },
   };
 }
 

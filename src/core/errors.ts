@@ -229,3 +229,10 @@ export class StoreError extends IndexbotError {
     super(message, code, 'operational');
   }
 }
+
+/** A strategy's own code or definition failed: loading it, its params, or a handler. */
+export class StrategyError extends IndexbotError {
+  constructor(message: string, code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT') {
+    super(message, code, 'strategy');
+  }
+}

@@ -1,3 +1,4 @@
 export { SnapshotStore, type SnapshotInput, type JobState, type IndexCacheSummary, type OpenStoreOptions } from './snapshot-store.ts';
 export { RunLock } from './run-lock.ts';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent } from './strategy-tables.ts';

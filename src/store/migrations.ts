@@ -139,6 +139,58 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       CREATE INDEX events_by_type ON events (type);
     `,
   },
+  {
+    // Strategies: their key-value state, paper accounts, fills, alerts and parked events.
+    version: 3,
+    sql: `
+      CREATE TABLE strategy_state (
+        strategy TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (strategy, key)
+      );
+      CREATE TABLE paper_accounts (
+        account TEXT PRIMARY KEY,
+        initial_cash REAL NOT NULL,
+        cash REAL NOT NULL
+      );
+      CREATE TABLE paper_positions (
+        account TEXT NOT NULL REFERENCES paper_accounts (account),
+        instrument TEXT NOT NULL,
+        quantity REAL NOT NULL,
+        cost_usd REAL NOT NULL,
+        PRIMARY KEY (account, instrument)
+      );
+      CREATE TABLE paper_fills (
+        id INTEGER PRIMARY KEY,
+        account TEXT NOT NULL REFERENCES paper_accounts (account),
+        event_id TEXT,
+        instrument TEXT NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('buy', 'sell')),
+        quantity REAL NOT NULL,
+        price REAL NOT NULL,
+        fee_usd REAL NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE TABLE strategy_alerts (
+        id INTEGER PRIMARY KEY,
+        strategy TEXT NOT NULL,
+        event_id TEXT,
+        message TEXT NOT NULL,
+        data TEXT,
+        at INTEGER NOT NULL
+      );
+      CREATE TABLE parked_events (
+        strategy TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event_id TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        error TEXT NOT NULL,
+        parked_at INTEGER NOT NULL,
+        PRIMARY KEY (strategy, seq)
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -7,6 +7,7 @@ import type { Composition, IndexSummary, Performance, Rebalance, Token } from '.
 import { StoreError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { StrategyTables } from './strategy-tables.ts';
 
 export interface SnapshotInput {
   endpoint: string;
@@ -59,6 +60,8 @@ type Row = Record<string, unknown>;
  */
 export class SnapshotStore implements TokenStore {
   readonly path: string;
+  /** Strategy state, paper accounts, fills, alerts and parked events. */
+  readonly strategies: StrategyTables;
   private readonly db: Database.Database;
   private readonly s: ReturnType<typeof prepare>;
   /** Token id by address: every composition row needs one. */
@@ -70,6 +73,7 @@ export class SnapshotStore implements TokenStore {
     this.path = path;
     this.db = db;
     this.s = prepare(db);
+    this.strategies = new StrategyTables(db);
   }
 
   static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
@@ -181,6 +185,31 @@ export class SnapshotStore implements TokenStore {
         units: r.units as number | null,
       })),
     };
+  }
+
+  /** The index value at or before `at`: the latest performance snapshot, else the latest history point. */
+  navAt(indexId: string, at: number): { nav: number; asOf: number } | undefined {
+    const r = this.s.navAt.get(indexId, at, indexId, at) as { nav: number; as_of: number } | undefined;
+    return r ? { nav: r.nav, asOf: r.as_of } : undefined;
+  }
+
+  /** A token's price at or before `at`, from the compositions and history that list it. */
+  tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
+    const r = this.s.tokenPriceAt.get(address, at, address, at) as { price_usd: number; as_of: number } | undefined;
+    return r ? { priceUsd: r.price_usd, asOf: r.as_of } : undefined;
+  }
+
+  /** Rebalancing records public at `at` (announced by then), each with its status as it was observed by then. */
+  rebalancesAt(indexId: string, at: number): (Rebalance & { observedStatus: string })[] {
+    return (this.s.rebalancesAt.all(at, indexId, at) as { record: string; observed_status: string }[]).map((r) => ({
+      ...(JSON.parse(r.record) as Rebalance),
+      observedStatus: r.observed_status,
+    }));
+  }
+
+  /** History points of an index in [from, to]. */
+  historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
+    return this.s.historyBetween.all(indexId, interval, from, to) as { ts: number; nav: number }[];
   }
 
   insertPerformance(snapshotId: number, p: Performance): void {
@@ -370,6 +399,24 @@ function prepare(db: Database.Database) {
          SELECT id FROM snapshots WHERE endpoint = 'composition' AND status = 'accepted' AND index_id = ? AND as_of <= ? ORDER BY as_of DESC, id DESC LIMIT 1
        ) ORDER BY r.target_weight DESC, t.symbol`,
     ),
+    navAt: db.prepare(
+      `SELECT nav, as_of FROM (
+         SELECT nav, as_of FROM performance_points WHERE index_id = ? AND as_of <= ?
+         UNION ALL SELECT nav, ts AS as_of FROM history_points WHERE index_id = ? AND ts <= ?
+       ) ORDER BY as_of DESC LIMIT 1`,
+    ),
+    tokenPriceAt: db.prepare(
+      `SELECT price_usd, as_of FROM (
+         SELECT r.price_usd, s.as_of FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id
+           WHERE t.address = ? AND s.as_of <= ?
+         UNION ALL SELECT price_usd, ts AS as_of FROM history_prices WHERE address = ? AND ts <= ?
+       ) ORDER BY as_of DESC LIMIT 1`,
+    ),
+    rebalancesAt: db.prepare(
+      `SELECT r.record, (SELECT c.status FROM rebalance_status_changes c WHERE c.rebalance_id = r.id AND c.observed_at <= ?1 ORDER BY c.observed_at DESC LIMIT 1) AS observed_status
+       FROM rebalances r WHERE r.index_id = ?2 AND r.announced_at <= ?3 AND observed_status IS NOT NULL ORDER BY r.announced_at DESC`,
+    ),
+    historyBetween: db.prepare('SELECT ts, nav FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     insertPerformance: db.prepare('INSERT OR REPLACE INTO performance_points (index_id, as_of, nav, returns, snapshot_id) VALUES (?, ?, ?, ?, ?)'),
     upsertRebalance: db.prepare(
       `INSERT INTO rebalances (id, index_id, status, announced_at, effective_at, completed_at, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

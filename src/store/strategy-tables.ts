@@ -1,0 +1,139 @@
+import type Database from 'better-sqlite3';
+
+export interface PaperPosition {
+  instrument: string;
+  quantity: number;
+  costUsd: number;
+}
+
+export interface PaperFill {
+  id: number;
+  account: string;
+  eventId: string | null;
+  instrument: string;
+  side: 'buy' | 'sell';
+  quantity: number;
+  price: number;
+  feeUsd: number;
+  at: number;
+}
+
+export interface ParkedEvent {
+  strategy: string;
+  seq: number;
+  eventId: string;
+  attempts: number;
+  error: string;
+  parkedAt: number;
+}
+
+type Row = Record<string, unknown>;
+
+/** The strategies' tables, on the store's connection: written inside the store's transactions. */
+export class StrategyTables {
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(db: Database.Database) {
+    this.s = prepare(db);
+  }
+
+  stateEntries(strategy: string): Map<string, unknown> {
+    return new Map((this.s.stateAll.all(strategy) as Row[]).map((r) => [r.key as string, JSON.parse(r.value as string) as unknown]));
+  }
+
+  setState(strategy: string, key: string, value: unknown): void {
+    if (value === undefined) this.s.stateDelete.run(strategy, key);
+    else this.s.stateSet.run(strategy, key, JSON.stringify(value));
+  }
+
+  account(account: string): { initialCash: number; cash: number } | undefined {
+    const r = this.s.account.get(account) as Row | undefined;
+    return r ? { initialCash: r.initial_cash as number, cash: r.cash as number } : undefined;
+  }
+
+  openAccount(account: string, initialCash: number): void {
+    this.s.openAccount.run(account, initialCash, initialCash);
+  }
+
+  setCash(account: string, cash: number): void {
+    this.s.setCash.run(cash, account);
+  }
+
+  positions(account: string): PaperPosition[] {
+    return (this.s.positions.all(account) as Row[]).map((r) => ({ instrument: r.instrument as string, quantity: r.quantity as number, costUsd: r.cost_usd as number }));
+  }
+
+  setPosition(account: string, p: PaperPosition): void {
+    if (Math.abs(p.quantity) < 1e-12) this.s.deletePosition.run(account, p.instrument);
+    else this.s.setPosition.run(account, p.instrument, p.quantity, p.costUsd);
+  }
+
+  insertFill(f: Omit<PaperFill, 'id'>): void {
+    this.s.insertFill.run(f.account, f.eventId, f.instrument, f.side, f.quantity, f.price, f.feeUsd, f.at);
+  }
+
+  fills(account: string): PaperFill[] {
+    return (this.s.fills.all(account) as Row[]).map((r) => ({
+      id: r.id as number,
+      account: r.account as string,
+      eventId: r.event_id as string | null,
+      instrument: r.instrument as string,
+      side: r.side as 'buy' | 'sell',
+      quantity: r.quantity as number,
+      price: r.price as number,
+      feeUsd: r.fee_usd as number,
+      at: r.at as number,
+    }));
+  }
+
+  insertAlert(strategy: string, eventId: string | null, message: string, data: unknown, at: number): void {
+    this.s.insertAlert.run(strategy, eventId, message, data === undefined ? null : JSON.stringify(data), at);
+  }
+
+  alertCount(strategy: string): number {
+    return (this.s.alertCount.get(strategy) as { n: number }).n;
+  }
+
+  park(p: ParkedEvent): void {
+    this.s.park.run(p.strategy, p.seq, p.eventId, p.attempts, p.error, p.parkedAt);
+  }
+
+  parked(strategy?: string): ParkedEvent[] {
+    return ((strategy === undefined ? this.s.parkedAll.all() : this.s.parked.all(strategy)) as Row[]).map((r) => ({
+      strategy: r.strategy as string,
+      seq: r.seq as number,
+      eventId: r.event_id as string,
+      attempts: r.attempts as number,
+      error: r.error as string,
+      parkedAt: r.parked_at as number,
+    }));
+  }
+
+  unpark(strategy: string, seq: number): void {
+    this.s.unpark.run(strategy, seq);
+  }
+}
+
+function prepare(db: Database.Database) {
+  return {
+    stateAll: db.prepare('SELECT key, value FROM strategy_state WHERE strategy = ?'),
+    stateSet: db.prepare('INSERT INTO strategy_state (strategy, key, value) VALUES (?, ?, ?) ON CONFLICT (strategy, key) DO UPDATE SET value = excluded.value'),
+    stateDelete: db.prepare('DELETE FROM strategy_state WHERE strategy = ? AND key = ?'),
+    account: db.prepare('SELECT * FROM paper_accounts WHERE account = ?'),
+    openAccount: db.prepare('INSERT OR IGNORE INTO paper_accounts (account, initial_cash, cash) VALUES (?, ?, ?)'),
+    setCash: db.prepare('UPDATE paper_accounts SET cash = ? WHERE account = ?'),
+    positions: db.prepare('SELECT * FROM paper_positions WHERE account = ? ORDER BY instrument'),
+    setPosition: db.prepare(
+      'INSERT INTO paper_positions (account, instrument, quantity, cost_usd) VALUES (?, ?, ?, ?) ON CONFLICT (account, instrument) DO UPDATE SET quantity = excluded.quantity, cost_usd = excluded.cost_usd',
+    ),
+    deletePosition: db.prepare('DELETE FROM paper_positions WHERE account = ? AND instrument = ?'),
+    insertFill: db.prepare('INSERT INTO paper_fills (account, event_id, instrument, side, quantity, price, fee_usd, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    fills: db.prepare('SELECT * FROM paper_fills WHERE account = ? ORDER BY id'),
+    insertAlert: db.prepare('INSERT INTO strategy_alerts (strategy, event_id, message, data, at) VALUES (?, ?, ?, ?, ?)'),
+    alertCount: db.prepare('SELECT COUNT(*) AS n FROM strategy_alerts WHERE strategy = ?'),
+    park: db.prepare('INSERT OR REPLACE INTO parked_events (strategy, seq, event_id, attempts, error, parked_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    parked: db.prepare('SELECT * FROM parked_events WHERE strategy = ? ORDER BY seq'),
+    parkedAll: db.prepare('SELECT * FROM parked_events ORDER BY strategy, seq'),
+    unpark: db.prepare('DELETE FROM parked_events WHERE strategy = ? AND seq = ?'),
+  };
+}

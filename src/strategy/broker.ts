@@ -1,0 +1,54 @@
+/** What can be traded: an index's units at the index value, or a constituent token at its price. */
+export type Instrument = { kind: 'index'; indexId: string } | { kind: 'token'; address: string; symbol?: string };
+
+export interface OrderRequest {
+  instrument: Instrument;
+  /** Units of the instrument; give this or `notionalUsd`. */
+  quantity?: number;
+  /** Size in USD at the current price, before fees. */
+  notionalUsd?: number;
+}
+
+export interface Fill {
+  instrument: string;
+  side: 'buy' | 'sell';
+  quantity: number;
+  /** Price after slippage. */
+  price: number;
+  feeUsd: number;
+  at: number;
+}
+
+export type OrderResult = { status: 'filled'; fill: Fill } | { status: 'rejected'; reason: string };
+
+export interface Position {
+  instrument: string;
+  quantity: number;
+  /** What was paid for the units held, fees included. */
+  costUsd: number;
+  /** At the current price; undefined when no price is known. */
+  valueUsd: number | undefined;
+}
+
+/**
+ * Market orders against an account. The paper broker is the first implementation; a live
+ * broker implements the same interface. Orders beyond cash or position are rejected with a
+ * reason, never clipped.
+ */
+export interface Broker {
+  buy(order: OrderRequest): Promise<OrderResult>;
+  sell(order: OrderRequest): Promise<OrderResult>;
+  cash(): Promise<number>;
+  positions(): Promise<Position[]>;
+  /** Cash plus positions at current prices. */
+  equity(): Promise<number>;
+}
+
+export function instrumentKey(i: Instrument): string {
+  return i.kind === 'index' ? `index:${i.indexId}` : `token:${i.address}`;
+}
+
+export function parseInstrument(key: string): Instrument {
+  const [kind, id] = key.split(':', 2) as [string, string];
+  return kind === 'index' ? { kind: 'index', indexId: id } : { kind: 'token', address: id };
+}

@@ -201,7 +201,7 @@ export class SnapshotStore implements TokenStore {
 
   /** Rebalancing records public at `at` (announced by then), each with its status as it was observed by then. */
   rebalancesAt(indexId: string, at: number): (Rebalance & { observedStatus: string })[] {
-    return (this.s.rebalancesAt.all(at, indexId, at) as { record: string; observed_status: string }[]).map((r) => ({
+    return (this.s.rebalancesAt.all({ at, indexId }) as { record: string; observed_status: string }[]).map((r) => ({
       ...(JSON.parse(r.record) as Rebalance),
       observedStatus: r.observed_status,
     }));
@@ -413,8 +413,11 @@ function prepare(db: Database.Database) {
        ) ORDER BY as_of DESC LIMIT 1`,
     ),
     rebalancesAt: db.prepare(
-      `SELECT r.record, (SELECT c.status FROM rebalance_status_changes c WHERE c.rebalance_id = r.id AND c.observed_at <= ?1 ORDER BY c.observed_at DESC LIMIT 1) AS observed_status
-       FROM rebalances r WHERE r.index_id = ?2 AND r.announced_at <= ?3 AND observed_status IS NOT NULL ORDER BY r.announced_at DESC`,
+      `SELECT * FROM (
+         SELECT r.record, r.announced_at,
+           (SELECT c.status FROM rebalance_status_changes c WHERE c.rebalance_id = r.id AND c.observed_at <= @at ORDER BY c.observed_at DESC LIMIT 1) AS observed_status
+         FROM rebalances r WHERE r.index_id = @indexId AND r.announced_at <= @at
+       ) WHERE observed_status IS NOT NULL ORDER BY announced_at DESC`,
     ),
     historyBetween: db.prepare('SELECT ts, nav FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     insertPerformance: db.prepare('INSERT OR REPLACE INTO performance_points (index_id, as_of, nav, returns, snapshot_id) VALUES (?, ?, ?, ?, ?)'),

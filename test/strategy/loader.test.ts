@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, StrategyError } from '../../src/core/index.ts';
+import { loadStrategies } from '../../src/strategy/index.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
+
+const dir = (name: string) => `test/fixtures/strategies/${name}`;
+
+describe('loadStrategies', () => {
+  it('loads the example strategies as TypeScript, with defaults for their params', async () => {
+    const { logger } = captureLogger();
+    const loaded = await loadStrategies('strategies', { logger });
+    expect(loaded.map((l) => l.strategy.name)).toEqual(['drift-reversion', 'rebalance-alert', 'rebalance-front-run']);
+    expect(loaded.find((l) => l.strategy.name === 'rebalance-front-run')!.params).toMatchObject({ notionalUsd: 500, holdHours: 24 });
+  });
+
+  it('names the file of a syntax error', async () => {
+    const err = await loadStrategies(dir('syntax-error'), { logger: captureLogger().logger }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StrategyError);
+    expect((err as StrategyError).code).toBe('STRATEGY_LOAD');
+    expect((err as StrategyError).message).toMatch(/syntax-error\/broken\.ts: failed to load/);
+  });
+
+  it('names a file that exports no strategy', async () => {
+    const err = await loadStrategies(dir('no-default'), { logger: captureLogger().logger }).catch((e: unknown) => e);
+    expect((err as StrategyError).message).toMatch(/helper\.ts: exports no strategy; it needs `export default defineStrategy/);
+  });
+
+  it('names the strategy and the param that failed validation', async () => {
+    const err = await loadStrategies(dir('bad-params'), { logger: captureLogger().logger, params: { 'strict-params': { notionalUsd: -5 } } }).catch((e: unknown) => e);
+    expect((err as StrategyError).code).toBe('STRATEGY_PARAMS');
+    expect((err as StrategyError).message).toMatch(/strict-params\.ts: params of "strict-params" are invalid: .*notionalUsd/);
+  });
+
+  it('with onError skip, starts without the broken strategy and says so', async () => {
+    const { logger, lines } = captureLogger();
+    const loaded = await loadStrategies(dir('bad-params'), { logger, onError: 'skip' });
+    expect(loaded).toEqual([]);
+    expect(lines.join('\n')).toContain('skipping a strategy that failed to load');
+    expect(lines.join('\n')).toContain('strict-params.ts');
+  });
+
+  it('refuses a strategies directory that was named but does not exist', async () => {
+    await expect(loadStrategies('no/such/dir', { logger: captureLogger().logger, explicit: true })).rejects.toBeInstanceOf(ConfigError);
+    expect(await loadStrategies('no/such/dir', { logger: captureLogger().logger })).toEqual([]);
+  });
+});

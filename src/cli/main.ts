@@ -4,6 +4,7 @@ import { registerDemoCommand } from './demo-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerStatusCommand } from './status-command.ts';
+import { registerStrategiesCommand } from './strategies-command.ts';
 
 const program = new Command();
 program
@@ -15,6 +16,7 @@ program
 registerDemoCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
+registerStrategiesCommand(program);
 registerSandboxCommand(program);
 
 try {

@@ -5,6 +5,7 @@ import { StoreError } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
+import { parseInstrument } from '../strategy/index.ts';
 
 interface StatusFlags extends ConfigFlags {
   json?: boolean;
@@ -30,9 +31,38 @@ export function collectStatus(store: SnapshotStore, now: number) {
       budgetPerMin: budget.value.budgetPerMin,
       stretched: budget.value.stretched,
     },
+    strategies: strategyStatus(store),
     rateGates: runtime?.value.gates ?? [],
     reportedAt: runtime ? new Date(runtime.updatedAt).toISOString() : null,
   };
+}
+
+/** Each strategy's paper account valued at the latest prices the cache holds. */
+function strategyStatus(store: SnapshotStore) {
+  const t = store.strategies;
+  const latest = Number.MAX_SAFE_INTEGER;
+  return t.accounts().map((a) => {
+    const name = a.account.replace(/^strategy:/, '');
+    const positions = t.positions(a.account).map((p) => {
+      const i = parseInstrument(p.instrument);
+      const price = i.kind === 'index' ? store.navAt(i.indexId, latest)?.nav : store.tokenPriceAt(i.address, latest)?.priceUsd;
+      const label = i.kind === 'index' ? i.indexId : (store.tokenSymbol(i.address) ?? i.address);
+      return { ...p, label, price: price ?? null, valueUsd: price === undefined ? null : price * p.quantity };
+    });
+    const equity = a.cash + positions.reduce((sum, p) => sum + (p.valueUsd ?? p.costUsd), 0);
+    return {
+      strategy: name,
+      cursor: store.cursor(`strategy:${name}`),
+      parked: t.parked(name).length,
+      fills: t.fillCount(a.account),
+      alerts: t.alertCount(name),
+      cash: a.cash,
+      initialCash: a.initialCash,
+      equity,
+      pnlUsd: equity - a.initialCash,
+      positions,
+    };
+  });
 }
 
 export function registerStatusCommand(program: Command): void {
@@ -83,6 +113,15 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Consumer cursors');
   if (s.cursors.length === 0) lines.push('  none');
   for (const c of s.cursors) lines.push(`  ${c.consumer.padEnd(26)} at seq ${c.seq}`);
+  lines.push('', 'Strategies (paper accounts at the latest cached prices)');
+  if (s.strategies.length === 0) lines.push('  none');
+  for (const st of s.strategies) {
+    const parked = st.parked > 0 ? `  PARKED ${st.parked} (indexbot strategies retry)` : '';
+    lines.push(`  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`);
+    for (const p of st.positions) {
+      lines.push(`    ${p.label.padEnd(10)} qty ${p.quantity.toPrecision(6)}  cost ${p.costUsd.toFixed(2)}  value ${p.valueUsd === null ? 'n/a' : p.valueUsd.toFixed(2)}`);
+    }
+  }
   if (s.budget) {
     lines.push('', `Budget: ${s.budget.plannedPerMin.toFixed(1)} req/min planned of ${s.budget.budgetPerMin.toFixed(1)} (asked ${s.budget.requestedPerMin.toFixed(1)})`);
     for (const st of s.budget.stretched) lines.push(`  stretched ${st.name}: ${st.fromMs / 1000}s -> ${st.toMs / 1000}s`);

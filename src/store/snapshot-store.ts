@@ -193,6 +193,10 @@ export class SnapshotStore implements TokenStore {
     return r ? { nav: r.nav, asOf: r.as_of } : undefined;
   }
 
+  tokenSymbol(address: string): string | undefined {
+    return (this.s.tokenSymbol.get(address) as { symbol: string } | undefined)?.symbol;
+  }
+
   /** A token's price at or before `at`, from the compositions and history that list it. */
   tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
     const r = this.s.tokenPriceAt.get(address, at, address, at) as { price_usd: number; as_of: number } | undefined;
@@ -392,6 +396,7 @@ function prepare(db: Database.Database) {
     insertCompositionRow: db.prepare('INSERT INTO composition_rows (snapshot_id, token_id, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?)'),
     insertTokenId: db.prepare('INSERT OR IGNORE INTO token_ids (address, symbol) VALUES (?, ?)'),
     tokenId: db.prepare('SELECT id FROM token_ids WHERE address = ?'),
+    tokenSymbol: db.prepare('SELECT symbol FROM token_ids WHERE address = ?'),
     compositionAt: db.prepare(
       `SELECT s.as_of, t.address, t.symbol, r.weight, r.target_weight, r.price_usd, r.units
        FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id

@@ -51,6 +51,14 @@ export class StrategyTables {
     return r ? { initialCash: r.initial_cash as number, cash: r.cash as number } : undefined;
   }
 
+  accounts(): { account: string; initialCash: number; cash: number }[] {
+    return (this.s.accounts.all() as Row[]).map((r) => ({ account: r.account as string, initialCash: r.initial_cash as number, cash: r.cash as number }));
+  }
+
+  fillCount(account: string): number {
+    return (this.s.fillCount.get(account) as { n: number }).n;
+  }
+
   openAccount(account: string, initialCash: number): void {
     this.s.openAccount.run(account, initialCash, initialCash);
   }
@@ -120,6 +128,8 @@ function prepare(db: Database.Database) {
     stateSet: db.prepare('INSERT INTO strategy_state (strategy, key, value) VALUES (?, ?, ?) ON CONFLICT (strategy, key) DO UPDATE SET value = excluded.value'),
     stateDelete: db.prepare('DELETE FROM strategy_state WHERE strategy = ? AND key = ?'),
     account: db.prepare('SELECT * FROM paper_accounts WHERE account = ?'),
+    accounts: db.prepare('SELECT * FROM paper_accounts ORDER BY account'),
+    fillCount: db.prepare('SELECT COUNT(*) AS n FROM paper_fills WHERE account = ?'),
     openAccount: db.prepare('INSERT OR IGNORE INTO paper_accounts (account, initial_cash, cash) VALUES (?, ?, ?)'),
     setCash: db.prepare('UPDATE paper_accounts SET cash = ? WHERE account = ?'),
     positions: db.prepare('SELECT * FROM paper_positions WHERE account = ? ORDER BY instrument'),

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { createLogger } from '../core/index.ts';
+import { RunLock, SnapshotStore } from '../store/index.ts';
+import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
+
+interface RetryFlags extends ConfigFlags {
+  strategy?: string;
+}
+
+export function registerStrategiesCommand(program: Command): void {
+  const cmd = program.command('strategies').description('inspect strategies and their parked events');
+  cmd
+    .command('parked')
+    .description('list the events parked for each strategy')
+    .option('--db <file>', 'SQLite file (default data/indexbot.db)')
+    .action((flags: { db?: string }) => {
+      const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
+      try {
+        const parked = store.strategies.parked();
+        if (parked.length === 0) process.stdout.write('no parked events\n');
+        for (const p of parked) process.stdout.write(`${p.strategy}  seq ${p.seq}  ${p.eventId}  after ${p.attempts} attempts: ${p.error}\n`);
+      } finally {
+        store.close();
+      }
+    });
+  cmd
+    .command('retry')
+    .description('deliver parked events again (stop the daemon first: one process per database)')
+    .option('--config <file>', 'JSON config file')
+    .option('--db <file>', 'SQLite file')
+    .option('--strategies <dir>', 'where strategy modules are loaded from')
+    .option('--strategy <name>', 'only this strategy')
+    .action(async (flags: RetryFlags) => {
+      const config = loadConfig({ ...flags, baseUrl: flags.baseUrl ?? process.env.INDEXBOT_BASE_URL ?? 'http://127.0.0.1/v1' });
+      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
+      const lock = RunLock.acquire(config.db);
+      const store = SnapshotStore.open(config.db);
+      try {
+        const before = store.strategies.parked(flags.strategy).length;
+        const runtime = new StrategyRuntime({ store, strategies, logger, paper: config.strategies.paper, timeoutMs: config.strategies.timeoutMs, maxAttempts: config.strategies.maxAttempts });
+        const ok = await runtime.retryParked(flags.strategy);
+        process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);
+      } finally {
+        store.close();
+        lock.release();
+      }
+    });
+}

@@ -1,0 +1,44 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import type { NewEvent } from '../../src/detect/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const event = (i: number): NewEvent => ({
+  id: `rebalance.announced:sindex:rb_${i}`,
+  type: 'rebalance.announced',
+  indexId: 'sindex',
+  occurredAt: i,
+  detectedAt: i,
+  payload: { rebalanceId: `rb_${i}`, announcedAt: i, effectiveAt: i + 1, reason: 'manual', changes: [] },
+});
+
+describe('indexbot status and strategies commands', () => {
+  it('show parked events and each strategy’s account; retry re-delivers them', async () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    store.appendEvents([event(1), event(2)]);
+    const strategies = await loadStrategies('test/fixtures/strategies/mixed', { logger: captureLogger().logger });
+    await new StrategyRuntime({ store, strategies, maxAttempts: 1, retryBaseMs: 1 }).drain();
+    store.close();
+
+    const parked = execFileSync(process.execPath, ['bin/indexbot.js', 'strategies', 'parked', '--db', db], { encoding: 'utf8' });
+    expect(parked).toMatch(/always-throws {2}seq 1 {2}rebalance\.announced:sindex:rb_1 {2}after 1 attempts: Error: strategy bug/);
+
+    const status = JSON.parse(execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }));
+    const byName = Object.fromEntries(status.strategies.map((s: { strategy: string }) => [s.strategy, s]));
+    expect(byName['always-throws']).toMatchObject({ parked: 2, cursor: 2, pnlUsd: 0, equity: 10_000 });
+    expect(byName.counting).toMatchObject({ parked: 0, cursor: 2 });
+    const text = execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+    expect(text).toMatch(/always-throws .*PARKED 2/);
+
+    const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/mixed', '--strategy', 'always-throws'], {
+      encoding: 'utf8',
+      env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' },
+    });
+    expect(retry.status).toBe(0);
+    expect(retry.stdout).toContain('0 of 2 parked events delivered; 2 still parked');
+  });
+});

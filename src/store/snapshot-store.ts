@@ -64,6 +64,8 @@ export class SnapshotStore implements TokenStore {
   readonly strategies: StrategyTables;
   private readonly db: Database.Database;
   private readonly s: ReturnType<typeof prepare>;
+  /** better-sqlite3 wraps a function in BEGIN/COMMIT; the wrapper is made once, not per call. */
+  private readonly inTransaction: (fn: () => unknown) => unknown;
   /** Token id by address: every composition row needs one. */
   private readonly tokenIds = new Map<string, number>();
   /** Write-through cache of detector state: read on every poll, changed rarely. */
@@ -74,6 +76,7 @@ export class SnapshotStore implements TokenStore {
     this.db = db;
     this.s = prepare(db);
     this.strategies = new StrategyTables(db);
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
   static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
@@ -114,7 +117,7 @@ export class SnapshotStore implements TokenStore {
 
   transaction<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn)();
+      return this.inTransaction(fn) as T;
     } catch (e) {
       // A rolled-back transaction may have put state into the cache that the file never got.
       this.stateCache.clear();

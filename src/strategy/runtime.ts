@@ -96,6 +96,12 @@ class StrategyRunner {
   private state: Map<string, unknown>;
   private book: Book;
   private wakeUp: (() => void) | undefined;
+  /**
+   * The last event whose handler changed nothing: its cursor move rides on the next commit
+   * (or the end of the batch). Were we to crash before, it is only delivered again, which
+   * at-least-once delivery allows, and it had no effect to repeat.
+   */
+  private uncommittedSeq: number | undefined;
 
   constructor(
     private readonly loaded: LoadedStrategy,
@@ -141,22 +147,35 @@ class StrategyRunner {
   async drain(): Promise<number> {
     let seen = 0;
     for (;;) {
-      const batch = this.o.store.eventsAfter(this.o.store.cursor(this.consumer), 500);
-      if (batch.length === 0 || this.isStopped()) return seen;
+      const batch = this.o.store.eventsAfter(this.uncommittedSeq ?? this.o.store.cursor(this.consumer), 500);
+      if (batch.length === 0 || this.isStopped()) {
+        this.flushCursor();
+        return seen;
+      }
       let skippedTo: number | undefined;
       for (const event of batch) {
-        if (this.isStopped()) return seen;
+        if (this.isStopped()) {
+          this.flushCursor();
+          return seen;
+        }
         seen++;
         if (!this.handles(event)) {
           skippedTo = event.seq;
           continue;
         }
-        if (skippedTo !== undefined) this.o.store.setCursor(this.consumer, skippedTo, this.clock.now());
+        if (skippedTo !== undefined) this.uncommittedSeq = skippedTo;
         skippedTo = undefined;
         await this.deliver(event);
       }
-      if (skippedTo !== undefined) this.o.store.setCursor(this.consumer, skippedTo, this.clock.now());
+      if (skippedTo !== undefined) this.uncommittedSeq = skippedTo;
+      this.flushCursor();
     }
+  }
+
+  private flushCursor(): void {
+    if (this.uncommittedSeq === undefined) return;
+    this.o.store.setCursor(this.consumer, this.uncommittedSeq, this.clock.now());
+    this.uncommittedSeq = undefined;
   }
 
   async retryParked(): Promise<number> {
@@ -180,10 +199,15 @@ class StrategyRunner {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const result = await this.attempt(event);
       if (result.ok) {
+        const noEffect = result.writes.size === 0 && result.touched.size === 0 && result.fills.length === 0 && result.alerts.length === 0;
+        if (noEffect && !fromParked) {
+          this.uncommittedSeq = event.seq;
+          return true;
+        }
         this.o.store.transaction(() => {
           const t = this.o.store.strategies;
           for (const [k, v] of result.writes) t.setState(this.name, k, v);
-          t.setCash(this.account, result.book.cash);
+          if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
           for (const key of result.touched) {
             t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: 0, costUsd: 0 });
           }
@@ -192,6 +216,7 @@ class StrategyRunner {
           if (fromParked) t.unpark(this.name, event.seq);
           else this.o.store.setCursor(this.consumer, event.seq, this.clock.now());
         });
+        if (!fromParked) this.uncommittedSeq = undefined;
         for (const [k, v] of result.writes) {
           if (v === undefined) this.state.delete(k);
           else this.state.set(k, v);
@@ -207,6 +232,7 @@ class StrategyRunner {
       if (this.isStopped()) return false;
     }
     this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');
+    if (!fromParked) this.uncommittedSeq = undefined;
     this.o.store.transaction(() => {
       this.o.store.strategies.park({ strategy: this.name, seq: event.seq, eventId: event.id, attempts: this.maxAttempts, error: lastError, parkedAt: this.clock.now() });
       if (!fromParked) this.o.store.setCursor(this.consumer, event.seq, this.clock.now());
@@ -261,7 +287,7 @@ class StrategyRunner {
           })),
       history: (indexId, q) => store.historyBetween(indexId, q.interval ?? '1h', q.from, now()),
     };
-    const broker = new PaperBroker(
+    const makeBroker = () => new PaperBroker(
       {
         price,
         now,
@@ -281,6 +307,7 @@ class StrategyRunner {
       },
       this.o.paper,
     );
+    let broker: PaperBroker | undefined;
     const ctx: StrategyContext<unknown> = {
       params: this.loaded.params as StrategyContext<unknown>['params'],
       log: this.log,
@@ -292,7 +319,10 @@ class StrategyRunner {
         guard();
         alerts.push({ message: String(message), data: clone(alertData), at: now() });
       },
-      broker,
+      get broker() {
+        broker ??= makeBroker();
+        return broker;
+      },
     };
     const handler = this.loaded.strategy.on[event.type] as ((e: IndexbotEvent, c: StrategyContext<unknown>) => unknown) | undefined;
     let timer: unknown;

@@ -32,10 +32,10 @@ export const configFileSchema = z.strictObject({
     .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), format: z.enum(['json', 'pretty']) })
     .partial()
     .optional(),
+  onStrategyError: z.enum(['fail', 'skip']).optional().describe('a strategy that fails to load stops the bot, or is left out'),
   strategies: z
     .strictObject({
       dir: z.string().min(1).describe('where strategy modules are loaded from'),
-      onError: z.enum(['fail', 'skip']).describe('a strategy that fails to load stops the bot, or is left out'),
       params: z.record(z.string(), z.record(z.string(), z.unknown())).describe('params per strategy name'),
       disabled: z.array(z.string()).describe('strategy names not to run'),
       timeoutMs: z.number().int().positive().describe('time limit of one handler call'),
@@ -140,7 +140,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     strategies: {
       dir: strategiesDir ?? 'strategies',
       explicit: strategiesDir !== undefined,
-      onError: file?.strategies?.onError ?? 'fail',
+      onError: file?.onStrategyError ?? 'fail',
       params: file?.strategies?.params ?? {},
       disabled: file?.strategies?.disabled ?? [],
       timeoutMs: file?.strategies?.timeoutMs ?? 5_000,

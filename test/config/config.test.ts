@@ -53,3 +53,15 @@ describe('loadConfig', () => {
     expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'enterprise' }, {})).message).toMatch(/enterpriseLimits/);
   });
 });
+
+describe('strategy settings', () => {
+  it('reads onStrategyError and the strategies block, with --strategies winning over the file', () => {
+    const path = file({ baseUrl: 'http://x/v1', onStrategyError: 'skip', strategies: { dir: 'mine', params: { a: { n: 1 } }, paper: { cash: 500 } } });
+    const c = loadConfig({ config: path }, {});
+    expect(c.strategies).toMatchObject({ dir: 'mine', explicit: true, onError: 'skip', params: { a: { n: 1 } }, paper: { initialCash: 500, feeBps: 10, slippageBps: 5 } });
+    expect(loadConfig({ config: path, strategies: 'flagged' }, { INDEXBOT_STRATEGIES: 'env' }).strategies.dir).toBe('flagged');
+    expect(loadConfig({ config: path }, { INDEXBOT_STRATEGIES: 'env' }).strategies.dir).toBe('env');
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).strategies).toMatchObject({ dir: 'strategies', explicit: false, onError: 'fail' });
+    expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1', onStrategyError: 'ignore' }) }, {})).message).toMatch(/onStrategyError/);
+  });
+});

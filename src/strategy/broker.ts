@@ -1,3 +1,5 @@
+import type { PaperFill } from '../store/index.ts';
+
 /** What can be traded: an index's units at the index value, or a constituent token at its price. */
 export type Instrument = { kind: 'index'; indexId: string } | { kind: 'token'; address: string; symbol?: string };
 
@@ -9,15 +11,8 @@ export interface OrderRequest {
   notionalUsd?: number;
 }
 
-export interface Fill {
-  instrument: string;
-  side: 'buy' | 'sell';
-  quantity: number;
-  /** Price after slippage. */
-  price: number;
-  feeUsd: number;
-  at: number;
-}
+/** One executed order: instrument key, side, quantity, price after slippage, fee, time. */
+export type Fill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
 
 export type OrderResult = { status: 'filled'; fill: Fill } | { status: 'rejected'; reason: string };
 

@@ -1,4 +1,4 @@
-import type { PaperFill, PaperPosition } from '../store/index.ts';
+import type { PaperPosition } from '../store/index.ts';
 import { type Broker, type Fill, type Instrument, type OrderRequest, type OrderResult, type Position, instrumentKey, parseInstrument } from './broker.ts';
 
 export interface PaperBrokerOptions {
@@ -20,7 +20,7 @@ export interface PaperBook {
   setPosition(position: PaperPosition): void;
   positions(): PaperPosition[];
   /** Receives each fill for the caller to persist with the event that caused it. */
-  recordFill(fill: Omit<PaperFill, 'id' | 'account' | 'eventId'>): void;
+  recordFill(fill: Fill): void;
 }
 
 const EPS = 1e-9;

@@ -1,6 +1,6 @@
 import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import type { PaperFill, PaperPosition, SnapshotStore } from '../store/index.ts';
+import type { PaperPosition, SnapshotStore } from '../store/index.ts';
 import type { Fill, Instrument } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
@@ -242,7 +242,7 @@ class StrategyRunner {
 
   /** One call into user code, isolated: copied inputs, buffered effects, a time limit. */
   private async attempt(event: IndexbotEvent): Promise<
-    | { ok: true; writes: Map<string, unknown>; book: Book; touched: Set<string>; fills: Omit<PaperFill, 'id' | 'account' | 'eventId'>[]; alerts: { message: string; data: unknown; at: number }[] }
+    | { ok: true; writes: Map<string, unknown>; book: Book; touched: Set<string>; fills: Fill[]; alerts: { message: string; data: unknown; at: number }[] }
     | { ok: false; error: string }
   > {
     let active = true;
@@ -252,7 +252,7 @@ class StrategyRunner {
     const writes = new Map<string, unknown>();
     const book: Book = { cash: this.book.cash, positions: new Map([...this.book.positions].map(([k, p]) => [k, { ...p }])) };
     const touched = new Set<string>();
-    const fills: Omit<PaperFill, 'id' | 'account' | 'eventId'>[] = [];
+    const fills: Fill[] = [];
     const alerts: { message: string; data: unknown; at: number }[] = [];
     const now = () => this.clock.now();
     const store = this.o.store;

@@ -1,3 +1,2 @@
 export { startSandbox, demoKey, type Sandbox, type SandboxOptions, type SandboxCounters } from './server.ts';
 export { type ApiKeySpec, type KeyTier } from './auth.ts';
-export { GENESIS } from './market.ts';

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
 import { registerDemoCommand } from './demo-command.ts';
+import { registerLoginCommand } from './login-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerStatusCommand } from './status-command.ts';
@@ -16,6 +17,7 @@ program
 registerDemoCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
+registerLoginCommand(program);
 registerStrategiesCommand(program);
 registerSandboxCommand(program);
 

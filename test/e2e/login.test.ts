@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IndexClient } from '../../src/api/index.ts';
+import { WalletKeypair } from '../../src/auth/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+/** Runs the CLI without blocking this process, which serves the sandbox it talks to. */
+function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await testSandbox({ speed: 1, startTime: Date.now() });
+});
+afterAll(() => sb.close());
+
+describe('indexbot login', () => {
+  it('signs in from a keypair file, stores the pair, and a later client uses it without the keypair', async () => {
+    const db = tempDbPath();
+    const keypair = WalletKeypair.generate();
+    const file = join(dirname(db), 'id.json');
+    writeFileSync(file, keypair.toFileJson());
+    chmodSync(file, 0o644);
+    const res = await cli(['login', '--base-url', sb.baseUrl, '--db', db, '--keypair', file], { INDEXBOT_LOG_FORMAT: 'json' });
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`wallet       ${keypair.address}`);
+    expect(res.stdout).toContain('permissions  read:index, read:portfolio');
+    expect(res.stdout).toMatch(/expires {6}\d{4}-\d{2}-\d{2}T/);
+    expect(res.stderr).toContain('readable by group or others');
+    expect(res.stdout + res.stderr).not.toMatch(/eyJ[\w-]+\.eyJ/);
+
+    const store = SnapshotStore.open(db);
+    try {
+      const portfolio = await new IndexClient({ baseUrl: sb.baseUrl, tokenStore: store }).getPortfolio();
+      expect(portfolio.wallet).toBe(keypair.address);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('says what is missing without a keypair', async () => {
+    const res = await cli(['login', '--base-url', sb.baseUrl, '--db', tempDbPath()], { INDEXBOT_WALLET_KEYPAIR: '' });
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');
+  });
+});

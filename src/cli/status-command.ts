@@ -9,13 +9,17 @@ import { parseInstrument } from '../strategy/index.ts';
 
 interface StatusFlags extends ConfigFlags {
   json?: boolean;
+  check?: boolean;
+  maxAgeS: number;
 }
 
 /** Everything `status` reports, as `--json` prints it. */
 export function collectStatus(store: SnapshotStore, now: number) {
   const runtime = store.runtime<{ gates: RateGateState[]; schedule: { job: string; intervalMs: number; nextDueAt: number; failures: number }[]; pid: number }>('gates');
   const budget = store.runtime<BudgetPlan>('budget');
+  const lastSuccess = Math.max(0, ...store.jobStates().map((j) => j.lastSuccessAt ?? 0));
   return {
+    heartbeat: lastSuccess > 0 ? { lastSuccessfulPollAt: new Date(lastSuccess).toISOString(), ageS: Math.round((now - lastSuccess) / 1000) } : null,
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
@@ -72,13 +76,20 @@ export function registerStatusCommand(program: Command): void {
     .option('--config <file>', 'JSON config file')
     .option('--db <file>', 'SQLite file (default data/indexbot.db)')
     .option('--json', 'print JSON for scripts', false)
+    .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
+    .option('--max-age-s <s>', 'heartbeat age that --check calls stale', (v: string) => Number(v), 300)
     .action((flags: StatusFlags) => {
       const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags) ?? 'data/indexbot.db';
       if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
       const store = SnapshotStore.open(db, { readonly: true });
       try {
         const status = collectStatus(store, Date.now());
-        if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        if (flags.check) {
+          const age = status.heartbeat?.ageS;
+          const fresh = age !== undefined && age <= flags.maxAgeS;
+          process.stdout.write(fresh ? `ok: last successful poll ${age}s ago\n` : `stale: ${age === undefined ? 'no successful poll yet' : `last successful poll ${age}s ago`} (limit ${flags.maxAgeS}s)\n`);
+          process.exitCode = fresh ? 0 : 1;
+        } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         else process.stdout.write(render(status));
       } finally {
         store.close();
@@ -97,7 +108,8 @@ function tryConfigDb(flags: ConfigFlags): string | undefined {
 const age = (s: number | null) => (s === null ? 'never' : s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`);
 
 function render(s: ReturnType<typeof collectStatus>): string {
-  const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, ''];
+  const beat = s.heartbeat ? `heartbeat: last successful poll ${age(s.heartbeat.ageS)}` : 'heartbeat: no successful poll yet';
+  const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, beat, ''];
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;

@@ -5,20 +5,22 @@ import { WalletKeypair, readJwtClaims } from '../auth/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError, createLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
+import { withConfigFlags } from './options.ts';
 
 interface LoginFlags extends ConfigFlags {
   keypair?: string;
 }
 
 export function registerLoginCommand(program: Command): void {
-  program
-    .command('login')
-    .description('sign in with a wallet keypair and keep the token pair in the database for later runs')
-    .option('--keypair <file>', 'Solana CLI keypair file (env INDEXBOT_WALLET_KEYPAIR)')
-    .option('--config <file>', 'JSON config file')
-    .option('--base-url <url>', 'API base URL ending in /v1')
-    .option('--db <file>', 'SQLite file (default data/indexbot.db)')
-    .action(async (flags: LoginFlags) => {
+  withConfigFlags(
+    program
+      .command('login')
+      .description('sign in with a wallet keypair and keep the token pair in the database for later runs')
+      .option('--keypair <file>', 'Solana CLI keypair file (env INDEXBOT_WALLET_KEYPAIR)'),
+    'config',
+    'baseUrl',
+    'db',
+  ).action(async (flags: LoginFlags) => {
       const config = loadConfig(flags);
       const keypairPath = flags.keypair ?? config.walletKeypairPath;
       if (!keypairPath) throw new ConfigError('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');

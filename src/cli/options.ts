@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 
 /** Commander argument parsers that reject bad values with a message naming what was given. */
 export function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -29,4 +29,22 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+}
+
+/** The flags of design.md, described once; each command takes the ones it uses. */
+const CONFIG_FLAGS = {
+  config: ['--config <file>', 'JSON config file (default config/indexbot.json, env INDEXBOT_CONFIG)'],
+  baseUrl: ['--base-url <url>', 'API base URL ending in /v1 (env INDEXBOT_BASE_URL)'],
+  db: ['--db <file>', 'SQLite file (default data/indexbot.db, env INDEXBOT_DB)'],
+  tier: ['--tier <name>', 'public, standard, basic, premium or enterprise (env INDEXBOT_TIER)'],
+  logFormat: ['--log-format <format>', 'json or pretty (env INDEXBOT_LOG_FORMAT)'],
+  strategies: ['--strategies <dir>', 'where strategy modules are loaded from (default strategies/, env INDEXBOT_STRATEGIES)'],
+} as const;
+
+export function withConfigFlags(command: Command, ...flags: (keyof typeof CONFIG_FLAGS)[]): Command {
+  for (const f of flags) {
+    const [flag, description] = CONFIG_FLAGS[f];
+    command.option(flag, description);
+  }
+  return command;
 }

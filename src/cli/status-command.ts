@@ -6,6 +6,7 @@ import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { parseInstrument } from '../strategy/index.ts';
+import { withConfigFlags } from './options.ts';
 
 interface StatusFlags extends ConfigFlags {
   json?: boolean;
@@ -70,11 +71,7 @@ function strategyStatus(store: SnapshotStore) {
 }
 
 export function registerStatusCommand(program: Command): void {
-  program
-    .command('status')
-    .description('what the cache holds, the last poll of each job, events, cursors, budget and rate gates')
-    .option('--config <file>', 'JSON config file')
-    .option('--db <file>', 'SQLite file (default data/indexbot.db)')
+  withConfigFlags(program.command('status').description('what the cache holds, the last poll of each job, events, strategies, budget and rate gates'), 'config', 'db')
     .option('--json', 'print JSON for scripts', false)
     .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
     .option('--max-age-s <s>', 'heartbeat age that --check calls stale', (v: string) => Number(v), 300)

@@ -3,6 +3,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { createLogger } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
+import { withConfigFlags } from './options.ts';
 
 interface RetryFlags extends ConfigFlags {
   strategy?: string;
@@ -10,11 +11,7 @@ interface RetryFlags extends ConfigFlags {
 
 export function registerStrategiesCommand(program: Command): void {
   const cmd = program.command('strategies').description('inspect strategies and their parked events');
-  cmd
-    .command('parked')
-    .description('list the events parked for each strategy')
-    .option('--db <file>', 'SQLite file (default data/indexbot.db)')
-    .action((flags: { db?: string }) => {
+  withConfigFlags(cmd.command('parked').description('list the events parked for each strategy'), 'db').action((flags: { db?: string }) => {
       const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
       try {
         const parked = store.strategies.parked();
@@ -24,14 +21,12 @@ export function registerStrategiesCommand(program: Command): void {
         store.close();
       }
     });
-  cmd
-    .command('retry')
-    .description('deliver parked events again (stop the daemon first: one process per database)')
-    .option('--config <file>', 'JSON config file')
-    .option('--db <file>', 'SQLite file')
-    .option('--strategies <dir>', 'where strategy modules are loaded from')
-    .option('--strategy <name>', 'only this strategy')
-    .action(async (flags: RetryFlags) => {
+  withConfigFlags(
+    cmd.command('retry').description('deliver parked events again (stop the daemon first: one process per database)').option('--strategy <name>', 'only this strategy'),
+    'config',
+    'db',
+    'strategies',
+  ).action(async (flags: RetryFlags) => {
       const config = loadConfig({ ...flags, baseUrl: flags.baseUrl ?? process.env.INDEXBOT_BASE_URL ?? 'http://127.0.0.1/v1' });
       const logger = createLogger({ level: config.logLevel, format: config.logFormat });
       const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../src/sandbox/prng.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { type EventRow, readDb, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -16,11 +16,7 @@ afterAll(() => sb.close());
 describe('kill -9 at random points', () => {
   it('loses no event and repeats none; the database stays intact', async () => {
     const db = tempDbPath();
-    const config = writeConfig(db, {
-      baseUrl: sb.baseUrl,
-      db,
-      tier: 'premium',
-      rateWindowMs: 10_000,
+    const config = sandboxConfig(sb, db, {
       indexes: INDEXES,
       intervals: { rebalancing: 1, composition: 1, performance: 1, indexes: 5, tokens: 5 },
     });

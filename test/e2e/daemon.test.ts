@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { type EventRow, readDb, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -15,11 +15,7 @@ beforeAll(async () => {
 afterAll(() => sb.close());
 
 function daemonConfig(db: string) {
-  return writeConfig(db, {
-    baseUrl: sb.baseUrl,
-    db,
-    tier: 'premium',
-    rateWindowMs: 10_000,
+  return sandboxConfig(sb, db, {
     indexes: ['dindex', 'mindex', 'nindex'],
     intervals: { rebalancing: POLL_S, composition: POLL_S, performance: 5, indexes: 30, tokens: 30 },
     shutdownGraceMs: 3_000,

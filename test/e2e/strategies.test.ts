@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rng } from '../../src/sandbox/prng.ts';
-import { readDb, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -17,11 +17,7 @@ const HANDLED = ['rebalance.announced', 'rebalance.completed', 'rebalance.cancel
 describe('strategies in the daemon', () => {
   it('a strategy counting events in its state sees each event exactly once across SIGKILL restarts', async () => {
     const db = tempDbPath();
-    const config = writeConfig(db, {
-      baseUrl: sb.baseUrl,
-      db,
-      tier: 'premium',
-      rateWindowMs: 10_000,
+    const config = sandboxConfig(sb, db, {
       indexes: ['sindex', 'mindex', 'dindex'],
       intervals: { rebalancing: 1, composition: 2, performance: 1, indexes: 30, tokens: 30 },
       strategies: { dir: 'test/fixtures/strategies/counting' },

@@ -22,6 +22,11 @@ export function spawnDaemon(args: string[], env: Record<string, string>): Daemon
   return { child, output: () => out, exited };
 }
 
+/** A daemon config against a test sandbox (premium tier, its short rate window), plus `extra`. */
+export function sandboxConfig(sandbox: { baseUrl: string }, dbPath: string, extra: Record<string, unknown>): string {
+  return writeConfig(dbPath, { baseUrl: sandbox.baseUrl, db: dbPath, tier: 'premium', rateWindowMs: 10_000, ...extra });
+}
+
 export function writeConfig(dbPath: string, config: Record<string, unknown>): string {
   const path = join(dirname(dbPath), 'indexbot.json');
   writeFileSync(path, JSON.stringify(config, null, 2));

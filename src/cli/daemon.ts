@@ -52,16 +52,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   let store: SnapshotStore | undefined;
   try {
     store = SnapshotStore.open(config.db);
-    const client = new IndexClient({
-      baseUrl: config.baseUrl,
-      apiKey: config.apiKey,
-      keypair: config.walletKeypairPath ? WalletKeypair.fromFile(config.walletKeypairPath) : undefined,
-      tokenStore: store,
-      tier: config.tier,
-      enterpriseLimits: config.enterpriseLimits,
-      windowMs: config.windowMs,
-      logger: logger.child({ component: 'api' }),
-    });
+    const client = createClient(config, store, logger);
     const indexes = await resolveIndexes(client, config.indexes);
     const jobs: PollJob[] = [
       { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
@@ -115,6 +106,20 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   }
 }
 
+/** The client a command talks to the server with; its tokens are kept in the store. */
+export function createClient(config: Config, store: SnapshotStore, logger: Logger): IndexClient {
+  return new IndexClient({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    keypair: config.walletKeypairPath ? WalletKeypair.fromFile(config.walletKeypairPath) : undefined,
+    tokenStore: store,
+    tier: config.tier,
+    enterpriseLimits: config.enterpriseLimits,
+    windowMs: config.windowMs,
+    logger: logger.child({ component: 'api' }),
+  });
+}
+
 function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions): StrategyRuntime {
   const { logger } = options;
   const runtime = new StrategyRuntime({
@@ -140,7 +145,8 @@ function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], con
   return runtime;
 }
 
-async function resolveIndexes(client: IndexClient, wanted: 'all' | string[]): Promise<string[]> {
+/** The configured indexes, checked against the server's list. */
+export async function resolveIndexes(client: IndexClient, wanted: 'all' | string[]): Promise<string[]> {
   const listed = (await client.iterateIndexes().toArray()).map((i) => i.id);
   if (wanted === 'all') return listed;
   const unknown = wanted.filter((id) => !listed.includes(id));

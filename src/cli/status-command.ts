@@ -96,7 +96,7 @@ export function registerStatusCommand(program: Command): void {
 
 function tryConfigDb(flags: ConfigFlags): string | undefined {
   try {
-    return loadConfig({ ...flags, baseUrl: flags.baseUrl ?? 'http://unused/v1' }).db;
+    return loadConfig(flags, process.env, { server: false }).db;
   } catch {
     return undefined;
   }

@@ -27,7 +27,7 @@ export function registerStrategiesCommand(program: Command): void {
     'db',
     'strategies',
   ).action(async (flags: RetryFlags) => {
-      const config = loadConfig({ ...flags, baseUrl: flags.baseUrl ?? process.env.INDEXBOT_BASE_URL ?? 'http://127.0.0.1/v1' });
+      const config = loadConfig(flags, process.env, { server: false });
       const logger = createLogger({ level: config.logLevel, format: config.logFormat });
       const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
       const lock = RunLock.acquire(config.db);

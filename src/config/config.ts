@@ -98,7 +98,12 @@ export interface ConfigFlags {
 
 export const DEFAULT_CONFIG_PATH = 'config/indexbot.json';
 
-export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The config from flags, environment and file. Commands that never talk to the server
+ * (`status`, `backtest`, `strategies`) pass `{ server: false }`: a missing base URL is then
+ * not an error, and `baseUrl` is empty.
+ */
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, needs: { server?: boolean } = {}): Config {
   const explicit = flags.config ?? env.INDEXBOT_CONFIG;
   const path = explicit ?? DEFAULT_CONFIG_PATH;
   const file = readConfigFile(path, explicit !== undefined);
@@ -119,12 +124,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     throw new ConfigError(`${where}: enterpriseLimits: the enterprise tier needs { "limit", "burst" } in the config file`);
   }
   const baseUrl = flags.baseUrl ?? env.INDEXBOT_BASE_URL ?? file?.baseUrl;
-  if (!baseUrl) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
+  if (!baseUrl && needs.server !== false) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
   const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
   const strategiesDir = flags.strategies ?? env.INDEXBOT_STRATEGIES ?? file?.strategies?.dir;
   return {
     file: file ? path : undefined,
-    baseUrl,
+    baseUrl: baseUrl ?? '',
     tier,
     enterpriseLimits: file?.enterpriseLimits,
     windowMs: file?.rateWindowMs ?? 60_000,

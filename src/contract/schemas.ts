@@ -28,6 +28,8 @@ export const CHANGE_ACTIONS = ['add', 'remove', 'increase', 'decrease'] as const
 export const WEIGHTINGS = ['market_cap', 'equal'] as const;
 export const RETURN_PERIODS = ['1h', '24h', '7d', '30d', '90d', '1y', 'ytd', 'inception'] as const;
 export const HISTORY_INTERVALS = ['1h', '1d'] as const;
+/** The spacing of history points per interval. */
+export const INTERVAL_MS = { '1h': 3_600_000, '1d': 86_400_000 } as const satisfies Record<(typeof HISTORY_INTERVALS)[number], number>;
 
 export function buildSchemas(options: SchemaOptions) {
   const strict = options.mode === 'strict';

@@ -2,3 +2,4 @@ export { SnapshotStore, type SnapshotInput, type JobState, type IndexCacheSummar
 export { RunLock } from './run-lock.ts';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent } from './strategy-tables.ts';
+export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';

@@ -191,6 +191,32 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // Backfilled history (nothing wrote the v1 tables): one row per point with its
+    // constituents packed, so a year of hourly points for 10 indexes is 87,600 rows, not 1.2
+    // million; rows clustered by time, the backtest's replay order; and the ranges held.
+    version: 4,
+    sql: `
+      DROP TABLE history_prices;
+      DROP TABLE history_points;
+      CREATE TABLE history_points (
+        interval TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        index_id TEXT NOT NULL,
+        nav REAL NOT NULL,
+        constituents BLOB,
+        PRIMARY KEY (interval, ts, index_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX history_by_index ON history_points (index_id, interval, ts);
+      CREATE TABLE backfill_coverage (
+        dataset TEXT NOT NULL,
+        index_id TEXT NOT NULL,
+        from_ts INTEGER NOT NULL,
+        to_ts INTEGER NOT NULL,
+        PRIMARY KEY (dataset, index_id, from_ts)
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

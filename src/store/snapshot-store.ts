@@ -7,6 +7,7 @@ import type { Composition, IndexSummary, Performance, Rebalance, Token } from '.
 import { StoreError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { HistoryTables } from './history-tables.ts';
 import { StrategyTables } from './strategy-tables.ts';
 
 export interface SnapshotInput {
@@ -62,6 +63,8 @@ export class SnapshotStore implements TokenStore {
   readonly path: string;
   /** Strategy state, paper accounts, fills, alerts and parked events. */
   readonly strategies: StrategyTables;
+  /** Backfilled history points and the ranges held. */
+  readonly history: HistoryTables;
   private readonly db: Database.Database;
   private readonly s: ReturnType<typeof prepare>;
   /** better-sqlite3 wraps a function in BEGIN/COMMIT; the wrapper is made once, not per call. */
@@ -76,6 +79,7 @@ export class SnapshotStore implements TokenStore {
     this.db = db;
     this.s = prepare(db);
     this.strategies = new StrategyTables(db);
+    this.history = new HistoryTables(db, (address, symbol) => this.tokenId(address, symbol));
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
@@ -200,9 +204,9 @@ export class SnapshotStore implements TokenStore {
     return (this.s.tokenSymbol.get(address) as { symbol: string } | undefined)?.symbol;
   }
 
-  /** A token's price at or before `at`, from the compositions and history that list it. */
+  /** A token's price at or before `at`, from the compositions that list it. */
   tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
-    const r = this.s.tokenPriceAt.get(address, at, address, at) as { price_usd: number; as_of: number } | undefined;
+    const r = this.s.tokenPriceAt.get(address, at) as { price_usd: number; as_of: number } | undefined;
     return r ? { priceUsd: r.price_usd, asOf: r.as_of } : undefined;
   }
 
@@ -226,6 +230,29 @@ export class SnapshotStore implements TokenStore {
   upsertRebalance(r: Rebalance, observedAt: number): void {
     this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), Date.parse(r.effective_at), r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), observedAt);
     this.s.insertStatusChange.run(r.id, r.status, observedAt);
+  }
+
+  /**
+   * A rebalancing record fetched by backfill. Its statuses are dated by the record's own
+   * times, not by when we fetched it, so a backtest sees each at the moment it became true.
+   * A cancellation has no time of its own: it is dated at the latest it can have happened
+   * (effective_at, or the fetch if earlier), so a backtest never learns of it early.
+   */
+  backfillRebalance(r: Rebalance, fetchedAt: number): void {
+    const effectiveAt = Date.parse(r.effective_at);
+    this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), effectiveAt, r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), fetchedAt);
+    this.s.insertStatusChange.run(r.id, 'announced', Date.parse(r.announced_at));
+    if (r.status === 'completed') this.s.insertStatusChange.run(r.id, 'completed', r.completed_at ? Date.parse(r.completed_at) : effectiveAt);
+    if (r.status === 'cancelled') this.s.insertStatusChange.run(r.id, 'cancelled', Math.min(effectiveAt, fetchedAt));
+  }
+
+  /** Every status change of the given indexes' rebalances up to `to`, in the order they became known. */
+  rebalanceTransitions(indexIds: readonly string[], to: number): { record: Rebalance; status: string; at: number }[] {
+    return (this.s.transitions.all(JSON.stringify(indexIds), to) as { record: string; status: string; observed_at: number }[]).map((r) => ({
+      record: JSON.parse(r.record) as Rebalance,
+      status: r.status,
+      at: r.observed_at,
+    }));
   }
 
   rebalanceEffectiveAt(rebalanceId: string): number | undefined {
@@ -414,11 +441,8 @@ function prepare(db: Database.Database) {
        ) ORDER BY as_of DESC LIMIT 1`,
     ),
     tokenPriceAt: db.prepare(
-      `SELECT price_usd, as_of FROM (
-         SELECT r.price_usd, s.as_of FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id
-           WHERE t.address = ? AND s.as_of <= ?
-         UNION ALL SELECT price_usd, ts AS as_of FROM history_prices WHERE address = ? AND ts <= ?
-       ) ORDER BY as_of DESC LIMIT 1`,
+      `SELECT r.price_usd, s.as_of FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id
+       WHERE t.address = ? AND s.as_of <= ? ORDER BY s.as_of DESC LIMIT 1`,
     ),
     rebalancesAt: db.prepare(
       `SELECT * FROM (
@@ -434,6 +458,11 @@ function prepare(db: Database.Database) {
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at, record = excluded.record, updated_at = excluded.updated_at`,
     ),
     effectiveAt: db.prepare('SELECT effective_at FROM rebalances WHERE id = ?'),
+    transitions: db.prepare(
+      `SELECT r.record, c.status, c.observed_at FROM rebalance_status_changes c JOIN rebalances r ON r.id = c.rebalance_id
+       WHERE r.index_id IN (SELECT value FROM json_each(?)) AND c.observed_at <= ?
+       ORDER BY c.observed_at, CASE c.status WHEN 'announced' THEN 0 ELSE 1 END, r.id`,
+    ),
     insertStatusChange: db.prepare('INSERT OR IGNORE INTO rebalance_status_changes (rebalance_id, status, observed_at) VALUES (?, ?, ?)'),
     upsertToken: db.prepare(
       `INSERT INTO tokens (address, symbol, price_usd, record, updated_at) VALUES (?, ?, ?, ?, ?)

@@ -1,0 +1,167 @@
+import type Database from 'better-sqlite3';
+import type { HistoryPoint } from '../contract/index.ts';
+
+/** A closed range of epoch ms. */
+export interface TimeRange {
+  from: number;
+  to: number;
+}
+
+/** One cached history point as the replay reads it; constituents stay packed until asked for. */
+export interface HistoryRow {
+  indexId: string;
+  ts: number;
+  nav: number;
+  /** `[tokenId, priceUsd, weight]` per constituent, float64 in the machine's byte order (little-endian on every platform Node runs on). */
+  packed: Buffer | null;
+}
+
+export interface HistoryConstituent {
+  tokenId: number;
+  priceUsd: number;
+  weight: number;
+}
+
+const FIELDS = 3;
+
+/** A row's constituents as `[tokenId, priceUsd, weight, ...]`, without copying when the blob is aligned. */
+export function packedValues(packed: Buffer | null): Float64Array {
+  if (!packed) return new Float64Array(0);
+  if (packed.byteOffset % 8 === 0) return new Float64Array(packed.buffer, packed.byteOffset, packed.length / 8);
+  return new Float64Array(Uint8Array.prototype.slice.call(packed).buffer);
+}
+
+export function unpackConstituents(packed: Buffer | null): HistoryConstituent[] {
+  const v = packedValues(packed);
+  const out: HistoryConstituent[] = [];
+  for (let i = 0; i < v.length; i += FIELDS) out.push({ tokenId: v[i]!, priceUsd: v[i + 1]!, weight: v[i + 2]! });
+  return out;
+}
+
+/**
+ * Backfilled history and what ranges of it we hold. Coverage is kept per dataset
+ * (`history:1h`, `history:1d`, `rebalancing`) and index as merged closed ranges, so a
+ * backfill asks the server only for what is missing, and resumes after the last page it
+ * stored.
+ */
+export class HistoryTables {
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(
+    db: Database.Database,
+    private readonly tokenId: (address: string, symbol: string) => number,
+  ) {
+    this.s = prepare(db);
+  }
+
+  /** Stores points (a point already held is replaced); the caller wraps this in a transaction with the coverage. */
+  insertPoints(indexId: string, interval: string, points: readonly HistoryPoint[]): void {
+    for (const p of points) {
+      const cs = p.constituents ?? [];
+      const packed = new Float64Array(cs.length * FIELDS);
+      cs.forEach((c, i) => {
+        packed[i * FIELDS] = this.tokenId(c.address, c.symbol);
+        packed[i * FIELDS + 1] = c.price_usd;
+        packed[i * FIELDS + 2] = c.weight;
+      });
+      this.s.insertPoint.run(interval, Date.parse(p.timestamp), indexId, p.nav, cs.length > 0 ? Buffer.from(packed.buffer) : null);
+    }
+  }
+
+  coverage(dataset: string, indexId: string): TimeRange[] {
+    return (this.s.coverage.all(dataset, indexId) as { from_ts: number; to_ts: number }[]).map((r) => ({ from: r.from_ts, to: r.to_ts }));
+  }
+
+  /** Records that [from, to] is held, merged with the ranges it touches or overlaps. */
+  addCoverage(dataset: string, indexId: string, from: number, to: number): void {
+    const merged = mergeRanges([...this.coverage(dataset, indexId), { from, to }]);
+    this.s.clearCoverage.run(dataset, indexId);
+    for (const r of merged) this.s.insertCoverage.run(dataset, indexId, r.from, r.to);
+  }
+
+  /** Timestamps of one index's points in [from, to], ascending. */
+  timestamps(indexId: string, interval: string, from: number, to: number): number[] {
+    return this.s.timestamps.pluck().all(indexId, interval, from, to) as number[];
+  }
+
+  /** Points of the given indexes in [from, to], in time order (index id breaks ties). */
+  *replay(indexIds: readonly string[], interval: string, from: number, to: number): Generator<HistoryRow> {
+    for (const r of this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as Iterable<[string, number, number, Buffer | null]>) {
+      yield { indexId: r[0], ts: r[1], nav: r[2], packed: r[3] };
+    }
+  }
+
+  /** Indexes with points at this interval, and the first and last point over them. */
+  span(interval: string, indexIds?: readonly string[]): { indexIds: string[]; first: number | null; last: number | null } {
+    const rows = this.s.span.all(interval) as { index_id: string; first: number; last: number }[];
+    const held = rows.filter((r) => indexIds === undefined || indexIds.includes(r.index_id));
+    return {
+      indexIds: held.map((r) => r.index_id),
+      first: held.length === 0 ? null : Math.min(...held.map((r) => r.first)),
+      last: held.length === 0 ? null : Math.max(...held.map((r) => r.last)),
+    };
+  }
+
+  /** Address and symbol of every token id, to unpack constituents. */
+  tokens(): Map<number, { address: string; symbol: string }> {
+    return new Map((this.s.tokens.all() as { id: number; address: string; symbol: string }[]).map((t) => [t.id, { address: t.address, symbol: t.symbol }]));
+  }
+}
+
+/** Sorted, with ranges that overlap or touch (to + 1 >= next from) joined. */
+export function mergeRanges(ranges: readonly TimeRange[]): TimeRange[] {
+  const sorted = [...ranges].sort((a, b) => a.from - b.from);
+  const out: TimeRange[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last && r.from <= last.to + 1) last.to = Math.max(last.to, r.to);
+    else out.push({ ...r });
+  }
+  return out;
+}
+
+/** The parts of `want` that `have` does not cover. */
+export function missingRanges(want: TimeRange, have: readonly TimeRange[]): TimeRange[] {
+  const out: TimeRange[] = [];
+  let cursor = want.from;
+  for (const h of mergeRanges(have)) {
+    if (h.to < cursor) continue;
+    if (h.from > want.to) break;
+    if (h.from > cursor) out.push({ from: cursor, to: h.from - 1 });
+    cursor = Math.max(cursor, h.to + 1);
+    if (cursor > want.to) break;
+  }
+  if (cursor <= want.to) out.push({ from: cursor, to: want.to });
+  return out;
+}
+
+/**
+ * Holes in a series that should have a point every `stepMs`: each pair of neighbours
+ * further apart than `stepMs` is a gap from the first missing point to the last.
+ */
+export function findGaps(timestamps: readonly number[], stepMs: number): TimeRange[] {
+  const gaps: TimeRange[] = [];
+  for (let i = 1; i < timestamps.length; i++) {
+    const prev = timestamps[i - 1]!;
+    const next = timestamps[i]!;
+    if (next - prev > stepMs) gaps.push({ from: prev + stepMs, to: next - stepMs });
+  }
+  return gaps;
+}
+
+function prepare(db: Database.Database) {
+  return {
+    insertPoint: db.prepare('INSERT OR REPLACE INTO history_points (interval, ts, index_id, nav, constituents) VALUES (?, ?, ?, ?, ?)'),
+    coverage: db.prepare('SELECT from_ts, to_ts FROM backfill_coverage WHERE dataset = ? AND index_id = ? ORDER BY from_ts'),
+    clearCoverage: db.prepare('DELETE FROM backfill_coverage WHERE dataset = ? AND index_id = ?'),
+    insertCoverage: db.prepare('INSERT INTO backfill_coverage (dataset, index_id, from_ts, to_ts) VALUES (?, ?, ?, ?)'),
+    timestamps: db.prepare('SELECT ts FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
+    replay: db.prepare(
+      `SELECT index_id, ts, nav, constituents FROM history_points
+       WHERE interval = ? AND ts >= ? AND ts <= ? AND index_id IN (SELECT value FROM json_each(?))
+       ORDER BY ts, index_id`,
+    ),
+    tokens: db.prepare('SELECT id, address, symbol FROM token_ids'),
+    span: db.prepare('SELECT index_id, MIN(ts) AS first, MAX(ts) AS last FROM history_points WHERE interval = ? GROUP BY index_id ORDER BY index_id'),
+  };
+}

@@ -1,7 +1,8 @@
 /** `npm run bench`: every benchmark in turn, each printing its own figures. */
+import { run as backtest } from './backtest.ts';
 import { run as dispatch } from './dispatch.ts';
 import { run as ingest } from './ingest.ts';
 import { run as rateGate } from './rate-gate.ts';
 import { run as sandbox } from './sandbox.ts';
 
-for (const bench of [rateGate, sandbox, ingest, dispatch]) await bench();
+for (const bench of [rateGate, sandbox, ingest, dispatch, backtest]) await bench();

@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
+import { registerBackfillCommand } from './backfill-command.ts';
+import { registerBacktestCommand } from './backtest-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
 import { registerLoginCommand } from './login-command.ts';
 import { registerRunCommand } from './run-command.ts';
@@ -18,6 +20,8 @@ registerDemoCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
 registerLoginCommand(program);
+registerBackfillCommand(program);
+registerBacktestCommand(program);
 registerStrategiesCommand(program);
 registerSandboxCommand(program);
 

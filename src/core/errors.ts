@@ -236,3 +236,10 @@ export class StrategyError extends IndexbotError {
     super(message, code, 'strategy');
   }
 }
+
+/** A backtest cannot give a sound answer from the cache it was given (no data, a gap too large). */
+export class BacktestDataError extends IndexbotError {
+  constructor(message: string, code: 'BACKTEST_NO_DATA' | 'BACKTEST_GAP') {
+    super(message, code, 'input');
+  }
+}

@@ -33,12 +33,21 @@ export interface CompositionState {
   drifting: string[];
 }
 
-export function compositionState(c: Composition, driftThreshold: number): CompositionState {
+export function compositionState(c: Composition, driftThreshold: number, prev?: CompositionState): CompositionState {
+  const drifting: string[] = [];
+  // Targets change only at a rebalance: while they match, the previous maps are reused
+  // rather than rebuilt for every poll (or every replayed point of a backtest).
+  let same = prev !== undefined && prev.rebalanceId === c.rebalance_id && Object.keys(prev.targets).length === c.constituents.length;
+  for (const k of c.constituents) {
+    if (Math.abs(k.weight - k.target_weight) > driftThreshold) drifting.push(k.address);
+    if (same && (prev!.targets[k.address] !== k.target_weight || prev!.symbols[k.address] !== k.symbol)) same = false;
+  }
+  if (same) return { rebalanceId: prev!.rebalanceId, targets: prev!.targets, symbols: prev!.symbols, drifting };
   return {
     rebalanceId: c.rebalance_id,
     targets: Object.fromEntries(c.constituents.map((k) => [k.address, k.target_weight])),
     symbols: Object.fromEntries(c.constituents.map((k) => [k.address, k.symbol])),
-    drifting: c.constituents.filter((k) => Math.abs(k.weight - k.target_weight) > driftThreshold).map((k) => k.address),
+    drifting,
   };
 }
 
@@ -101,17 +110,18 @@ export function detectComposition(
   /** The `effective_at` of a rebalance already known from the feed; else the composition's `as_of` stands in. */
   effectiveAtOf: (rebalanceId: string) => number | undefined = () => undefined,
 ): { state: CompositionState; events: NewEvent[] } {
-  const state = compositionState(next, driftThreshold);
+  const state = compositionState(next, driftThreshold, prev);
   if (!prev) return { state, events: [] };
   const asOf = ms(next.as_of);
   const events: NewEvent[] = [];
-  const changes = weightChanges(prev.targets, state.targets, { ...prev.symbols, ...state.symbols });
+  const changes = state.targets === prev.targets ? [] : weightChanges(prev.targets, state.targets, { ...prev.symbols, ...state.symbols });
   const idChanged = state.rebalanceId != null && state.rebalanceId !== prev.rebalanceId;
   if (idChanged || changes.length > 0) {
     // Without a rebalance id (a server that does not send one) the new targets name the fact.
     const rebalanceId = state.rebalanceId ?? `targets-${stableHash(state.targets)}`;
     events.push(completed(indexId, rebalanceId, effectiveAtOf(rebalanceId) ?? asOf, changes, detectedAt, 'composition', prev.targets, state.targets));
   }
+  if (state.drifting.length === 0) return { state, events };
   const wasDrifting = new Set(prev.drifting);
   for (const c of next.constituents) {
     if (!state.drifting.includes(c.address) || wasDrifting.has(c.address)) continue;

@@ -53,6 +53,13 @@ export async function loadStrategies(dir: string, o: LoadOptions): Promise<Loade
 }
 
 async function loadOne(file: string, o: LoadOptions): Promise<LoadedStrategy | undefined> {
+  const strategy = await loadStrategyModule(file);
+  if (o.disabled?.includes(strategy.name)) return undefined;
+  return withParams(strategy, file, o.params?.[strategy.name] ?? {});
+}
+
+/** Imports one strategy file and checks that it exports a well-named strategy. */
+export async function loadStrategyModule(file: string): Promise<Strategy> {
   let mod: { default?: unknown };
   try {
     mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
@@ -66,8 +73,12 @@ async function loadOne(file: string, o: LoadOptions): Promise<LoadedStrategy | u
   if (typeof strategy.name !== 'string' || !NAME.test(strategy.name)) {
     throw new StrategyError(`${file}: strategy name must be a lowercase slug, got ${JSON.stringify(strategy.name)}`, 'STRATEGY_LOAD');
   }
-  if (o.disabled?.includes(strategy.name)) return undefined;
-  const parsed = strategy.params.safeParse(o.params?.[strategy.name] ?? {});
+  return strategy;
+}
+
+/** The strategy with `raw` params validated by its schema (a sweep calls this once per parameter set). */
+export function withParams(strategy: Strategy, file: string, raw: unknown): LoadedStrategy {
+  const parsed = strategy.params.safeParse(raw);
   if (!parsed.success) {
     throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`, 'STRATEGY_PARAMS');
   }

@@ -1,13 +1,24 @@
 import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import type { PaperPosition, SnapshotStore } from '../store/index.ts';
-import type { Fill, Instrument } from './broker.ts';
+import type { Fill } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
-import { PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
+import { type PaperBook, PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
+
+/** Where the runtime reads events and keeps cursors: the store live, memory in a backtest. */
+export type EventLog = Pick<SnapshotStore, 'eventsAfter' | 'cursor' | 'setCursor'>;
+
+/** The cache queries behind `ctx.data` and the paper broker's prices, each cut at a time. */
+export type MarketQueries = Pick<SnapshotStore, 'compositionAt' | 'navAt' | 'tokenPriceAt' | 'rebalancesAt' | 'historyBetween'>;
 
 export interface RuntimeOptions {
+  /** Strategy state, paper accounts, fills, alerts and parked events are kept here. */
   store: SnapshotStore;
+  /** @default store */
+  events?: EventLog;
+  /** @default store */
+  market?: MarketQueries;
   strategies: LoadedStrategy[];
   /** @default systemClock */
   clock?: Clock;
@@ -24,7 +35,8 @@ export interface RuntimeOptions {
   /** Events detected before this time are flagged replayed. @default the runtime's creation */
   startedAt?: number;
   onAlert?: (strategy: string, message: string, data: unknown) => void;
-  onFill?: (strategy: string, fill: Fill) => void;
+  /** Each committed fill, with the id of the event whose handler made it. */
+  onFill?: (strategy: string, fill: Fill, eventId: string) => void;
 }
 
 export const consumerOf = (name: string) => `strategy:${name}`;
@@ -36,7 +48,7 @@ interface Book {
 
 /**
  * Delivers the event log to each strategy through its own cursor. Every call into user code
- * goes through one wrapper (`attempt`): the event is copied, state writes and orders are
+ * goes through one wrapper (`attempt`): the event is read-only, state writes and orders are
  * buffered, the handler is timed out, and only a handler that returned commits its state,
  * fills, alerts and the cursor move, in one transaction. A handler that keeps failing has
  * the event parked and the strategy goes on. Each strategy runs its own loop, so a slow or
@@ -70,6 +82,12 @@ export class StrategyRuntime {
     await Promise.all(this.runners.map((r) => r.drain()));
   }
 
+  /** A strategy's paper cash and open positions as committed. */
+  book(strategy: string): { cash: number; positions: PaperPosition[] } | undefined {
+    const r = this.runners.find((x) => x.name === strategy);
+    return r && { cash: r.committedBook.cash, positions: [...r.committedBook.positions.values()].filter((p) => p.quantity > 0) };
+  }
+
   /** Re-delivers parked events (all strategies, or one); returns how many succeeded. */
   async retryParked(strategy?: string): Promise<number> {
     let ok = 0;
@@ -93,7 +111,10 @@ class StrategyRunner {
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly timeoutMs: number;
-  private state: Map<string, unknown>;
+  private readonly events: EventLog;
+  private readonly market: MarketQueries;
+  /** Committed state as JSON text: reads parse a private copy, and a write of an equal value is no write. */
+  private state: Map<string, string>;
   private book: Book;
   private wakeUp: (() => void) | undefined;
   /**
@@ -117,10 +138,16 @@ class StrategyRunner {
     this.maxAttempts = o.maxAttempts ?? 3;
     this.retryBaseMs = o.retryBaseMs ?? 500;
     this.timeoutMs = loaded.strategy.timeoutMs ?? o.timeoutMs ?? 5_000;
+    this.events = o.events ?? o.store;
+    this.market = o.market ?? o.store;
     const t = o.store.strategies;
     t.openAccount(this.account, o.paper?.initialCash ?? 10_000);
-    this.state = t.stateEntries(this.name);
+    this.state = new Map([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
     this.book = { cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) };
+  }
+
+  get committedBook(): Readonly<Book> {
+    return this.book;
   }
 
   wake(): void {
@@ -147,7 +174,7 @@ class StrategyRunner {
   async drain(): Promise<number> {
     let seen = 0;
     for (;;) {
-      const batch = this.o.store.eventsAfter(this.uncommittedSeq ?? this.o.store.cursor(this.consumer), 500);
+      const batch = this.events.eventsAfter(this.uncommittedSeq ?? this.events.cursor(this.consumer), 500);
       if (batch.length === 0 || this.isStopped()) {
         this.flushCursor();
         return seen;
@@ -174,14 +201,14 @@ class StrategyRunner {
 
   private flushCursor(): void {
     if (this.uncommittedSeq === undefined) return;
-    this.o.store.setCursor(this.consumer, this.uncommittedSeq, this.clock.now());
+    this.events.setCursor(this.consumer, this.uncommittedSeq, this.clock.now());
     this.uncommittedSeq = undefined;
   }
 
   async retryParked(): Promise<number> {
     let ok = 0;
     for (const p of this.o.store.strategies.parked(this.name)) {
-      const event = this.o.store.eventsAfter(p.seq - 1, 1)[0];
+      const event = this.events.eventsAfter(p.seq - 1, 1)[0];
       if (!event || event.seq !== p.seq) continue;
       if (await this.deliver(event, true)) ok++;
     }
@@ -206,7 +233,7 @@ class StrategyRunner {
         }
         this.o.store.transaction(() => {
           const t = this.o.store.strategies;
-          for (const [k, v] of result.writes) t.setState(this.name, k, v);
+          for (const [k, v] of result.writes) t.setState(this.name, k, v === undefined ? undefined : JSON.parse(v));
           if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
           for (const key of result.touched) {
             t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: 0, costUsd: 0 });
@@ -214,7 +241,7 @@ class StrategyRunner {
           for (const f of result.fills) t.insertFill({ ...f, account: this.account, eventId: event.id });
           for (const a of result.alerts) t.insertAlert(this.name, event.id, a.message, a.data, a.at);
           if (fromParked) t.unpark(this.name, event.seq);
-          else this.o.store.setCursor(this.consumer, event.seq, this.clock.now());
+          else this.events.setCursor(this.consumer, event.seq, this.clock.now());
         });
         if (!fromParked) this.uncommittedSeq = undefined;
         for (const [k, v] of result.writes) {
@@ -223,7 +250,7 @@ class StrategyRunner {
         }
         this.book = result.book;
         for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
-        for (const f of result.fills) this.o.onFill?.(this.name, f);
+        for (const f of result.fills) this.o.onFill?.(this.name, f, event.id);
         return true;
       }
       lastError = result.error;
@@ -235,110 +262,216 @@ class StrategyRunner {
     if (!fromParked) this.uncommittedSeq = undefined;
     this.o.store.transaction(() => {
       this.o.store.strategies.park({ strategy: this.name, seq: event.seq, eventId: event.id, attempts: this.maxAttempts, error: lastError, parkedAt: this.clock.now() });
-      if (!fromParked) this.o.store.setCursor(this.consumer, event.seq, this.clock.now());
+      if (!fromParked) this.events.setCursor(this.consumer, event.seq, this.clock.now());
     });
     return false;
   }
 
-  /** One call into user code, isolated: copied inputs, buffered effects, a time limit. */
-  private async attempt(event: IndexbotEvent): Promise<
-    | { ok: true; writes: Map<string, unknown>; book: Book; touched: Set<string>; fills: Fill[]; alerts: { message: string; data: unknown; at: number }[] }
-    | { ok: false; error: string }
-  > {
-    let active = true;
-    const guard = () => {
-      if (!active) throw new StrategyError(`${this.name}: the handler went on after its attempt ended (timed out?)`, 'STRATEGY_TIMEOUT');
-    };
-    const writes = new Map<string, unknown>();
-    const book: Book = { cash: this.book.cash, positions: new Map([...this.book.positions].map(([k, p]) => [k, { ...p }])) };
-    const touched = new Set<string>();
-    const fills: Fill[] = [];
-    const alerts: { message: string; data: unknown; at: number }[] = [];
-    const now = () => this.clock.now();
-    const store = this.o.store;
-    const price = (i: Instrument) => (i.kind === 'index' ? store.navAt(i.indexId, now())?.nav : store.tokenPriceAt(i.address, now())?.priceUsd);
-
-    const state: StrategyState = {
-      get: <T>(key: string) => (writes.has(key) ? (clone(writes.get(key)) as T | undefined) : (clone(this.state.get(key)) as T | undefined)),
-      set: (key, value) => {
-        guard();
-        writes.set(key, clone(value));
-      },
-      delete: (key) => {
-        guard();
-        writes.set(key, undefined);
-      },
-      keys: () => [...new Set([...this.state.keys(), ...writes.keys()])].filter((k) => (writes.has(k) ? writes.get(k) !== undefined : true)),
-    };
-    const data: MarketData = {
-      composition: (indexId) => store.compositionAt(indexId, now()),
-      indexValue: (indexId) => store.navAt(indexId, now())?.nav,
-      tokenPrice: (address) => store.tokenPriceAt(address, now())?.priceUsd,
-      rebalances: (indexId, filter = {}) =>
-        store
-          .rebalancesAt(indexId, now())
-          .filter((r) => filter.status === undefined || r.observedStatus === filter.status)
-          .map((r) => ({
-            id: r.id,
-            status: r.observedStatus,
-            announcedAt: Date.parse(r.announced_at),
-            effectiveAt: Date.parse(r.effective_at),
-            changes: r.changes.map((c) => ({ address: c.address, symbol: c.symbol, action: c.action, oldWeight: c.old_weight, newWeight: c.new_weight })),
-          })),
-      history: (indexId, q) => store.historyBetween(indexId, q.interval ?? '1h', q.from, now()),
-    };
-    const makeBroker = () => new PaperBroker(
-      {
-        price,
-        now,
-        cash: () => book.cash,
-        setCash: (cash) => {
-          guard();
-          book.cash = cash;
-        },
-        position: (key) => book.positions.get(key),
-        setPosition: (p) => {
-          guard();
-          touched.add(p.instrument);
-          book.positions.set(p.instrument, p);
-        },
-        positions: () => [...book.positions.values()].filter((p) => p.quantity > 0),
-        recordFill: (f) => fills.push(f),
-      },
-      this.o.paper,
-    );
-    let broker: PaperBroker | undefined;
+  /** One call into user code, isolated: a read-only event, buffered effects, a time limit. */
+  private async attempt(event: IndexbotEvent): Promise<({ ok: true } & Effects) | { ok: false; error: string }> {
+    const scope = new AttemptScope(this.name, this.state, this.book, this.market, this.clock, this.o.paper);
     const ctx: StrategyContext<unknown> = {
       params: this.loaded.params as StrategyContext<unknown>['params'],
       log: this.log,
-      clock: { now },
+      clock: scope.clock,
       replayed: event.detectedAt < this.startedAt,
-      data,
-      state,
-      alert: (message, alertData) => {
-        guard();
-        alerts.push({ message: String(message), data: clone(alertData), at: now() });
-      },
+      data: scope.data,
+      state: scope.state,
+      alert: (message, alertData) => scope.alert(message, alertData),
       get broker() {
-        broker ??= makeBroker();
-        return broker;
+        return scope.broker();
       },
     };
     const handler = this.loaded.strategy.on[event.type] as ((e: IndexbotEvent, c: StrategyContext<unknown>) => unknown) | undefined;
     let timer: unknown;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
-      });
-      await Promise.race([Promise.resolve().then(() => handler?.(structuredClone(event), ctx)), timeout]);
-      return { ok: true, writes, book, touched, fills, alerts };
+      const result = handler?.(deepFreeze(event), ctx);
+      // Only a handler still running after it returned needs a time limit.
+      if (isThenable(result)) {
+        await Promise.race([
+          result,
+          new Promise<never>((_, reject) => {
+            timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
+          }),
+        ]);
+      }
+      return { ok: true, ...scope.effects };
     } catch (e) {
       return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
     } finally {
-      active = false;
-      this.clock.clearTimeout(timer);
+      scope.close();
+      if (timer !== undefined) this.clock.clearTimeout(timer);
     }
   }
+}
+
+interface Effects {
+  /** Changed keys to their new JSON text (undefined: deleted). */
+  writes: Map<string, string | undefined>;
+  book: Book;
+  touched: Set<string>;
+  fills: Fill[];
+  alerts: { message: string; data: unknown; at: number }[];
+}
+
+/**
+ * What one handler call may touch. Its writes, orders and alerts go to buffers that the
+ * runner commits only if the handler returns; after the attempt ends (a timeout, say) any
+ * further write throws. Methods live on classes, not per-call closures: this runs for every
+ * event of a backtest.
+ */
+class AttemptScope {
+  readonly effects: Effects;
+  readonly clock: { now(): number };
+  readonly state: BufferedState;
+  readonly data: ScopedMarketData;
+  private active = true;
+  private paperBroker: PaperBroker | undefined;
+
+  constructor(
+    private readonly strategy: string,
+    committedState: Map<string, string>,
+    committedBook: Book,
+    private readonly market: MarketQueries,
+    private readonly time: Clock,
+    private readonly paper: PaperBrokerOptions | undefined,
+  ) {
+    this.effects = { writes: new Map(), book: { cash: committedBook.cash, positions: committedBook.positions }, touched: new Set(), fills: [], alerts: [] };
+    this.clock = { now: () => time.now() };
+    this.state = new BufferedState(committedState, this.effects.writes, this);
+    this.data = new ScopedMarketData(market, time);
+  }
+
+  guard(): void {
+    if (!this.active) throw new StrategyError(`${this.strategy}: the handler went on after its attempt ended (timed out?)`, 'STRATEGY_TIMEOUT');
+  }
+
+  close(): void {
+    this.active = false;
+  }
+
+  alert(message: string, data: unknown): void {
+    this.guard();
+    this.effects.alerts.push({ message: String(message), data: clone(data), at: this.time.now() });
+  }
+
+  broker(): PaperBroker {
+    this.paperBroker ??= new PaperBroker(this.paperBook(), this.paper);
+    return this.paperBroker;
+  }
+
+  private paperBook(): PaperBook {
+    const fx = this.effects;
+    // Positions are copied on first write only: most handlers never trade.
+    let ownPositions = false;
+    const now = () => this.time.now();
+    return {
+      price: (i) => (i.kind === 'index' ? this.market.navAt(i.indexId, now())?.nav : this.market.tokenPriceAt(i.address, now())?.priceUsd),
+      now,
+      cash: () => fx.book.cash,
+      setCash: (cash) => {
+        this.guard();
+        fx.book.cash = cash;
+      },
+      position: (key) => fx.book.positions.get(key),
+      setPosition: (p) => {
+        this.guard();
+        if (!ownPositions) {
+          fx.book.positions = new Map([...fx.book.positions].map(([k, v]) => [k, { ...v }]));
+          ownPositions = true;
+        }
+        fx.touched.add(p.instrument);
+        fx.book.positions.set(p.instrument, p);
+      },
+      positions: () => [...fx.book.positions.values()].filter((p) => p.quantity > 0),
+      recordFill: (f) => fx.fills.push(f),
+    };
+  }
+}
+
+class BufferedState implements StrategyState {
+  constructor(
+    private readonly committed: Map<string, string>,
+    private readonly writes: Map<string, string | undefined>,
+    private readonly scope: AttemptScope,
+  ) {}
+
+  private current(key: string): string | undefined {
+    return this.writes.has(key) ? this.writes.get(key) : this.committed.get(key);
+  }
+
+  get<T>(key: string): T | undefined {
+    const json = this.current(key);
+    return json === undefined ? undefined : (JSON.parse(json) as T);
+  }
+
+  set(key: string, value: unknown): void {
+    this.scope.guard();
+    if (value === undefined) return this.delete(key);
+    const json = JSON.stringify(value);
+    if (json === this.committed.get(key)) this.writes.delete(key);
+    else this.writes.set(key, json);
+  }
+
+  delete(key: string): void {
+    this.scope.guard();
+    if (this.committed.has(key)) this.writes.set(key, undefined);
+    else this.writes.delete(key);
+  }
+
+  keys(): string[] {
+    return [...new Set([...this.committed.keys(), ...this.writes.keys()])].filter((k) => this.current(k) !== undefined);
+  }
+}
+
+/** The cache as a strategy sees it: every query cut at the clock's now. */
+class ScopedMarketData implements MarketData {
+  constructor(
+    private readonly market: MarketQueries,
+    private readonly clock: Clock,
+  ) {}
+
+  composition(indexId: string) {
+    return this.market.compositionAt(indexId, this.clock.now());
+  }
+
+  indexValue(indexId: string) {
+    return this.market.navAt(indexId, this.clock.now())?.nav;
+  }
+
+  tokenPrice(address: string) {
+    return this.market.tokenPriceAt(address, this.clock.now())?.priceUsd;
+  }
+
+  rebalances(indexId: string, filter: { status?: 'announced' | 'completed' | 'cancelled' } = {}) {
+    return this.market
+      .rebalancesAt(indexId, this.clock.now())
+      .filter((r) => filter.status === undefined || r.observedStatus === filter.status)
+      .map((r) => ({
+        id: r.id,
+        status: r.observedStatus,
+        announcedAt: Date.parse(r.announced_at),
+        effectiveAt: Date.parse(r.effective_at),
+        changes: r.changes.map((c) => ({ address: c.address, symbol: c.symbol, action: c.action, oldWeight: c.old_weight, newWeight: c.new_weight })),
+      }));
+  }
+
+  history(indexId: string, q: { from: number; interval?: '1h' | '1d' }) {
+    return this.market.historyBetween(indexId, q.interval ?? '1h', q.from, this.clock.now());
+  }
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+/** Events reach handlers read-only: one strategy cannot change what the next one sees. */
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
 }
 
 function clone<T>(v: T): T {

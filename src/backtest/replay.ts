@@ -1,0 +1,415 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type Composition, type HistoryInterval, INTERVAL_MS, type Performance, type Rebalance } from '../contract/index.ts';
+import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import {
+  type CompositionState,
+  type IndexbotEvent,
+  type NewEvent,
+  type RebalanceStates,
+  detectComposition,
+  detectPerformance,
+  detectRebalancing,
+  stableHash,
+} from '../detect/index.ts';
+import { type HistoryRow, SnapshotStore, type TimeRange, findGaps, packedValues } from '../store/index.ts';
+import { type EventLog, type LoadedStrategy, type MarketQueries, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
+import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
+
+export interface BacktestOptions {
+  /** The cache to replay; open it read-only: a backtest writes nothing to it. */
+  cache: SnapshotStore;
+  strategy: LoadedStrategy;
+  indexes: readonly string[];
+  from: number;
+  to: number;
+  /** @default '1h' */
+  interval?: HistoryInterval;
+  /** @default 10000 */
+  cash?: number;
+  /** @default 10 */
+  feeBps?: number;
+  /** @default 5 */
+  slippageBps?: number;
+  /** Weight minus target past which a constituent is drifting, as live. @default 0.02 */
+  driftThreshold?: number;
+  /** The largest hole in the history a run accepts. @default 6 intervals */
+  maxGapMs?: number;
+  /** Run past larger holes too (they are still reported). @default false */
+  allowGaps?: boolean;
+  /** Handler time limit, in real time. @default 5000 */
+  timeoutMs?: number;
+  /** @default silentLogger */
+  logger?: Logger;
+  onProgress?: (progress: { done: number; total: number; simNow: number }) => void;
+}
+
+export interface IndexCoverage {
+  indexId: string;
+  points: number;
+  first: number | null;
+  last: number | null;
+  gaps: TimeRange[];
+}
+
+export interface BacktestResult {
+  /** The same inputs give the same id: it names the run, not the moment. */
+  runId: string;
+  strategy: { name: string; file: string; sourceHash: string; params: unknown };
+  settings: { indexes: string[]; from: number; to: number; interval: HistoryInterval; cash: number; feeBps: number; slippageBps: number; driftThreshold: number; maxGapMs: number; allowGaps: boolean };
+  coverage: IndexCoverage[];
+  metrics: StrategyMetrics;
+  benchmarks: { indexId: string; metrics: ReturnMetrics }[];
+  fills: (TradeFill & { eventId: string })[];
+  fillsHash: string;
+  eventCounts: Record<string, number>;
+  alerts: number;
+  parked: { count: number; errors: string[] };
+  equity: EquityPoint[];
+  /** Each index's value at each of its points: the buy-and-hold benchmarks. */
+  navs: { indexId: string; points: [number, number][] }[];
+  /** Timeline items replayed (history points and rebalancing transitions). */
+  replayed: number;
+  /** Real time spent; not part of the report, which must not change between runs. */
+  elapsedMs: number;
+}
+
+/**
+ * Replays cached history through the live detector and strategy runtime on a simulated
+ * clock. History points become composition and performance snapshots, rebalancing records
+ * become feed observations at the times their statuses changed, and both go through the
+ * same pure detectors as a live poll. Strategy state, paper book and event log live in a
+ * private in-memory database: the cache is only read, and only up to the simulated now.
+ */
+export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
+  const started = performance.now();
+  const interval = o.interval ?? '1h';
+  const step = INTERVAL_MS[interval];
+  const settings = {
+    indexes: [...o.indexes],
+    from: o.from,
+    to: o.to,
+    interval,
+    cash: o.cash ?? 10_000,
+    feeBps: o.feeBps ?? 10,
+    slippageBps: o.slippageBps ?? 5,
+    driftThreshold: o.driftThreshold ?? 0.02,
+    maxGapMs: o.maxGapMs ?? 6 * step,
+    allowGaps: o.allowGaps ?? false,
+  };
+  if (!(o.from < o.to)) throw new RangeError(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
+  const coverage = checkCoverage(o.cache, settings, step);
+  const sourceHash = createHash('sha256').update(readFileSync(o.strategy.file)).digest('hex');
+  const name = o.strategy.strategy.name;
+  const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
+
+  let simNow = o.from;
+  const clock: Clock = { now: () => simNow, setTimeout: systemClock.setTimeout, clearTimeout: systemClock.clearTimeout };
+  const ledger = SnapshotStore.open(':memory:');
+  const log = new MemoryEventLog();
+  const tokens = o.cache.history.tokens();
+  const market = new ReplayMarket(o.cache, tokens);
+  const fills: BacktestResult['fills'] = [];
+  let alerts = 0;
+  const runtime = new StrategyRuntime({
+    store: ledger,
+    events: log,
+    market,
+    strategies: [o.strategy],
+    clock,
+    logger: o.logger ?? silentLogger,
+    paper: { initialCash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
+    // A deterministic handler that failed once fails again: park at once, and say so in the report.
+    maxAttempts: 1,
+    timeoutMs: o.timeoutMs,
+    startedAt: o.from,
+    onFill: (_s, f, eventId) => fills.push({ ...f, eventId }),
+    onAlert: () => alerts++,
+  });
+
+  try {
+    const transitions = o.cache.rebalanceTransitions(settings.indexes, o.to);
+    const effectiveAt = new Map(transitions.map((t) => [t.record.id, Date.parse(t.record.effective_at)]));
+    const detector = new ReplayDetector(settings.driftThreshold, (id) => effectiveAt.get(id));
+
+    // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
+    const atStart = new Map<string, Rebalance>();
+    let next = 0;
+    for (; next < transitions.length && transitions[next]!.at <= o.from; next++) {
+      const t = transitions[next]!;
+      atStart.set(t.record.id, asObserved(t.record, t.status));
+      if (t.status === 'completed') detector.completed(t.record);
+    }
+    for (const indexId of settings.indexes) {
+      log.append(detector.feed(indexId, [...atStart.values()].filter((r) => r.index_id === indexId), o.from));
+    }
+
+    const total = coverage.reduce((a, c) => a + c.points, 0) + (transitions.length - next);
+    const equity: EquityPoint[] = [];
+    const navs = new Map<string, ValuePoint[]>(settings.indexes.map((i) => [i, []]));
+    let done = 0;
+    let groupAt: number | undefined;
+    const closeGroup = async () => {
+      if (groupAt === undefined) return;
+      if (log.hasNew()) await runtime.drain();
+      equity.push(valueBook(runtime.book(name)!, market, groupAt));
+      if (done % 2_000 < 50) o.onProgress?.({ done, total, simNow });
+    };
+    const moveTo = async (t: number) => {
+      if (t !== groupAt) await closeGroup();
+      groupAt = t;
+      simNow = t;
+    };
+
+    for (const row of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
+      // A status change at the same time as a point comes first: the point already shows its result.
+      while (next < transitions.length && transitions[next]!.at <= row.ts) {
+        const t = transitions[next++]!;
+        await moveTo(t.at);
+        if (t.status === 'completed') detector.completed(t.record);
+        log.append(detector.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
+        done++;
+      }
+      await moveTo(row.ts);
+      const composition = market.apply(row, detector.targetsOf(row.indexId));
+      log.append(detector.point(row, composition));
+      navs.get(row.indexId)!.push({ t: row.ts, value: row.nav });
+      done++;
+    }
+    await closeGroup();
+    o.onProgress?.({ done, total, simNow });
+
+    const parked = ledger.strategies.parked(name);
+    const canonicalFills = JSON.stringify(fills);
+    return {
+      runId,
+      strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
+      settings,
+      coverage,
+      metrics: strategyMetrics(equity, fills),
+      benchmarks: settings.indexes.filter((i) => navs.get(i)!.length > 0).map((indexId) => ({ indexId, metrics: returnMetrics(navs.get(indexId)!) })),
+      fills,
+      fillsHash: createHash('sha256').update(canonicalFills).digest('hex'),
+      eventCounts: log.counts(),
+      alerts,
+      parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
+      equity,
+      navs: [...navs].map(([indexId, points]) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
+      replayed: done,
+      elapsedMs: performance.now() - started,
+    };
+  } finally {
+    ledger.close();
+  }
+}
+
+function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: number; to: number; interval: HistoryInterval; maxGapMs: number; allowGaps: boolean }, step: number): IndexCoverage[] {
+  const coverage = s.indexes.map((indexId): IndexCoverage => {
+    const ts = cache.history.timestamps(indexId, s.interval, s.from, s.to);
+    return { indexId, points: ts.length, first: ts[0] ?? null, last: ts.at(-1) ?? null, gaps: findGaps(ts, step) };
+  });
+  const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
+  const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);
+  if (empty.length > 0) {
+    throw new BacktestDataError(`no cached ${s.interval} history for ${empty.join(', ')} in that range; run \`indexbot backfill ${range} --interval ${s.interval} --indexes ${empty.join(',')}\``, 'BACKTEST_NO_DATA');
+  }
+  const large = coverage.flatMap((c) => c.gaps.filter((g) => g.to - g.from + step > s.maxGapMs).map((g) => `${c.indexId} ${new Date(g.from).toISOString()} .. ${new Date(g.to).toISOString()}`));
+  if (large.length > 0 && !s.allowGaps) {
+    throw new BacktestDataError(
+      `the cached history has ${large.length} gap(s) longer than ${s.maxGapMs / 3_600_000} h (${large.slice(0, 3).join('; ')}${large.length > 3 ? '; …' : ''}); backfill them, or pass --allow-gaps to run anyway`,
+      'BACKTEST_GAP',
+    );
+  }
+  return coverage;
+}
+
+/** The record as the feed showed it while it had `status`. */
+function asObserved(r: Rebalance, status: string): Rebalance {
+  return status === r.status ? r : { ...r, status: status as Rebalance['status'], completed_at: status === 'completed' ? r.completed_at : null };
+}
+
+/** The live detectors, with their state in memory instead of the store. */
+class ReplayDetector {
+  private readonly compositions = new Map<string, CompositionState>();
+  private readonly performances = new Map<string, Performance>();
+  private readonly feeds = new Map<string, RebalanceStates>();
+  /** Target weights and rebalance id per index: the first point's weights, then each completed rebalance's. */
+  private readonly targets = new Map<string, { rebalanceId: string | null; weights: Map<string, number> | undefined }>();
+
+  constructor(
+    private readonly driftThreshold: number,
+    private readonly effectiveAtOf: (rebalanceId: string) => number | undefined,
+  ) {}
+
+  targetsOf(indexId: string): { rebalanceId: string | null; weights: Map<string, number> | undefined } {
+    let t = this.targets.get(indexId);
+    if (!t) this.targets.set(indexId, (t = { rebalanceId: null, weights: undefined }));
+    return t;
+  }
+
+  completed(r: Rebalance): void {
+    const t = this.targetsOf(r.index_id);
+    const weights = new Map(t.weights);
+    for (const c of r.changes) {
+      if (c.new_weight > 0) weights.set(c.address, c.new_weight);
+      else weights.delete(c.address);
+    }
+    t.weights = weights;
+    t.rebalanceId = r.id;
+  }
+
+  feed(indexId: string, records: Rebalance[], at: number): NewEvent[] {
+    const { state, events } = detectRebalancing(indexId, this.feeds.get(indexId), records, at);
+    this.feeds.set(indexId, state);
+    return events;
+  }
+
+  point(row: HistoryRow, composition: Composition): NewEvent[] {
+    const c = detectComposition(row.indexId, this.compositions.get(row.indexId), composition, this.driftThreshold, row.ts, this.effectiveAtOf);
+    this.compositions.set(row.indexId, c.state);
+    const perf: Performance = { index_id: row.indexId, as_of: composition.as_of, nav: row.nav, returns: {} } as Performance;
+    const p = detectPerformance(row.indexId, this.performances.get(row.indexId), perf, row.ts);
+    this.performances.set(row.indexId, perf);
+    return c.events.length === 0 ? p : [...c.events, ...p];
+  }
+}
+
+type MarketComposition = NonNullable<ReturnType<MarketQueries['compositionAt']>>;
+
+/** What the market looks like at the simulated now: built only from points already replayed. */
+class ReplayMarket implements MarketQueries {
+  private readonly navs = new Map<string, { nav: number; asOf: number }>();
+  /** Latest price and its time by token id: typed arrays, as every replayed point writes 15 of them. */
+  private readonly prices: Float64Array;
+  private readonly pricedAt: Float64Array;
+  private readonly idOf: Map<string, number>;
+  private readonly compositions = new Map<string, Composition>();
+
+  constructor(
+    private readonly cache: SnapshotStore,
+    private readonly tokens: Map<number, { address: string; symbol: string }>,
+  ) {
+    const size = Math.max(0, ...tokens.keys()) + 1;
+    this.prices = new Float64Array(size).fill(Number.NaN);
+    this.pricedAt = new Float64Array(size);
+    this.idOf = new Map([...tokens].map(([id, t]) => [t.address, id]));
+  }
+
+  /** Takes in one history point; returns it as the composition snapshot a live poll would have seen. */
+  apply(row: HistoryRow, targets: { rebalanceId: string | null; weights: Map<string, number> | undefined }): Composition {
+    this.navs.set(row.indexId, { nav: row.nav, asOf: row.ts });
+    const v = packedValues(row.packed);
+    const n = v.length / 3;
+    const constituents: Composition['constituents'] = new Array(n);
+    const first = targets.weights === undefined;
+    const weights = (targets.weights ??= new Map());
+    for (let i = 0; i < n; i++) {
+      const id = v[i * 3]!;
+      const token = this.tokens.get(id)!;
+      const priceUsd = v[i * 3 + 1]!;
+      const weight = v[i * 3 + 2]!;
+      if (first) weights.set(token.address, weight);
+      this.prices[id] = priceUsd;
+      this.pricedAt[id] = row.ts;
+      constituents[i] = { address: token.address, symbol: token.symbol, weight, target_weight: weights.get(token.address) ?? 0, price_usd: priceUsd } as Composition['constituents'][number];
+    }
+    const composition = { index_id: row.indexId, as_of: new Date(row.ts).toISOString(), rebalance_id: targets.rebalanceId, constituents } as Composition;
+    this.compositions.set(row.indexId, composition);
+    return composition;
+  }
+
+  compositionAt(indexId: string): MarketComposition | undefined {
+    const c = this.compositions.get(indexId);
+    return (
+      c && {
+        asOf: Date.parse(c.as_of),
+        constituents: c.constituents.map((k) => ({ address: k.address, symbol: k.symbol, weight: k.weight, targetWeight: k.target_weight, priceUsd: k.price_usd, units: null })),
+      }
+    );
+  }
+
+  navAt(indexId: string): { nav: number; asOf: number } | undefined {
+    return this.navs.get(indexId);
+  }
+
+  tokenPriceAt(address: string): { priceUsd: number; asOf: number } | undefined {
+    const id = this.idOf.get(address);
+    return id === undefined || Number.isNaN(this.prices[id]!) ? undefined : { priceUsd: this.prices[id]!, asOf: this.pricedAt[id]! };
+  }
+
+  rebalancesAt(indexId: string, at: number): ReturnType<MarketQueries['rebalancesAt']> {
+    return this.cache.rebalancesAt(indexId, at);
+  }
+
+  historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
+    return this.cache.historyBetween(indexId, interval, from, to);
+  }
+
+  price(instrument: string): number | undefined {
+    const i = parseInstrument(instrument);
+    return i.kind === 'index' ? this.navs.get(i.indexId)?.nav : this.tokenPriceAt(i.address)?.priceUsd;
+  }
+}
+
+function valueBook(book: { cash: number; positions: { instrument: string; quantity: number; costUsd: number }[] }, market: ReplayMarket, t: number): EquityPoint {
+  let invested = 0;
+  for (const p of book.positions) {
+    const price = market.price(p.instrument);
+    invested += price === undefined ? p.costUsd : price * p.quantity;
+  }
+  const value = book.cash + invested;
+  return { t, value, exposure: value > 0 ? invested / value : 0 };
+}
+
+/**
+ * The backtest's event log: in memory, ids unique as in the live table, one cursor per
+ * consumer. Delivered events are dropped, so a long run holds only what is pending.
+ */
+class MemoryEventLog implements EventLog {
+  private pending: IndexbotEvent[] = [];
+  /** Seq of the event before `pending[0]`. */
+  private base = 0;
+  private readonly ids = new Set<string>();
+  private readonly cursors = new Map<string, number>();
+  private readonly byType: Record<string, number> = {};
+
+  append(events: readonly NewEvent[]): void {
+    for (const e of events) {
+      // Only a rebalance can be seen twice (the feed and the composition name it alike); the
+      // other ids carry their observation time, which only moves forward in a replay.
+      if (e.type.startsWith('rebalance.')) {
+        if (this.ids.has(e.id)) continue;
+        this.ids.add(e.id);
+      }
+      // The detector's objects are ours alone: numbered in place, not copied.
+      (e as IndexbotEvent).seq = this.base + this.pending.length + 1;
+      this.pending.push(e as IndexbotEvent);
+      this.byType[e.type] = (this.byType[e.type] ?? 0) + 1;
+    }
+  }
+
+  hasNew(): boolean {
+    return this.pending.length > 0;
+  }
+
+  eventsAfter(seq: number, limit = 1000): IndexbotEvent[] {
+    return this.pending.slice(seq - this.base, seq - this.base + limit);
+  }
+
+  cursor(consumer: string): number {
+    return this.cursors.get(consumer) ?? 0;
+  }
+
+  setCursor(consumer: string, seq: number): void {
+    this.cursors.set(consumer, seq);
+    const done = Math.min(...this.cursors.values()) - this.base;
+    if (done >= this.pending.length) {
+      this.base += this.pending.length;
+      this.pending = [];
+    }
+  }
+
+  counts(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.byType).sort(([a], [b]) => a.localeCompare(b)));
+  }
+}

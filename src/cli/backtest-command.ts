@@ -1,0 +1,189 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { SingleBar } from 'cli-progress';
+import { type BacktestOptions, type BacktestResult, buildReport, formatTable, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
+import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
+import { ConfigError, type Logger, createLogger } from '../core/index.ts';
+import { stableHash } from '../detect/index.ts';
+import { SnapshotStore } from '../store/index.ts';
+import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
+import { dateOption, listOption } from './backfill-command.ts';
+import { intOption, numberOption, withConfigFlags } from './options.ts';
+
+interface BacktestFlags extends ConfigFlags {
+  strategy: string;
+  from?: number;
+  to?: number;
+  indexes?: string[];
+  interval: HistoryInterval;
+  params: Record<string, unknown>[];
+  grid?: string;
+  cash?: number;
+  feeBps?: number;
+  slippageBps?: number;
+  maxGapHours?: number;
+  allowGaps?: boolean;
+  out?: string;
+  json?: boolean;
+}
+
+const paramsOption = (raw: string, previous: Record<string, unknown>[] = []): Record<string, unknown>[] => {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new InvalidArgumentError(`expected a JSON object like '{"holdHours":12}', got ${raw}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidArgumentError(`expected a JSON object, got ${raw}`);
+  return [...previous, value as Record<string, unknown>];
+};
+
+/** A grid file `{ "param": [v1, v2], ... }` as every combination, in a stable order. */
+export function gridCombinations(file: string): Record<string, unknown>[] {
+  let grid: unknown;
+  try {
+    grid = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`${file}: not a readable JSON grid: ${(e as Error).message}`);
+  }
+  if (typeof grid !== 'object' || grid === null || Array.isArray(grid)) throw new ConfigError(`${file}: expected an object of parameter name to list of values`);
+  let combos: Record<string, unknown>[] = [{}];
+  for (const [key, values] of Object.entries(grid)) {
+    if (!Array.isArray(values) || values.length === 0) throw new ConfigError(`${file}: ${key}: expected a non-empty list of values, got ${JSON.stringify(values)}`);
+    combos = combos.flatMap((c) => values.map((v: unknown) => ({ ...c, [key]: v })));
+  }
+  return combos;
+}
+
+export function registerBacktestCommand(program: Command): void {
+  withConfigFlags(
+    program
+      .command('backtest')
+      .description('replay cached history through a strategy on a simulated clock and write a report (JSON, HTML, table)')
+      .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file')
+      .option('--from <date>', 'start (default the first cached point)', dateOption)
+      .option('--to <date>', 'end (default the last cached point)', dateOption)
+      .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
+      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, (raw: string) => {
+        if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);
+        return raw as HistoryInterval;
+      }, '1h')
+      .option('--params <json>', 'strategy params over the config\'s; give it several times for a sweep', paramsOption, [])
+      .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
+      .option('--cash <usd>', 'starting cash (default the config\'s paper cash)', numberOption(0))
+      .option('--fee-bps <bps>', 'fee per fill (default the config\'s)', numberOption(0))
+      .option('--slippage-bps <bps>', 'slippage per fill (default the config\'s)', numberOption(0))
+      .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1))
+      .option('--allow-gaps', 'run past larger holes (still reported)')
+      .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
+      .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables'),
+    'config',
+    'db',
+    'logFormat',
+    'strategies',
+  ).action(async (flags: BacktestFlags) => {
+      const config = loadConfig(flags, process.env, { server: false });
+      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
+      const base = config.strategies.params[strategy.name] ?? {};
+      const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => (flags.params.length > 0 ? flags.params : [{}]).map((p) => ({ ...p, ...g }))) : flags.params.length > 0 ? flags.params : [{}];
+      const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
+      const cache = SnapshotStore.open(config.db, { readonly: true });
+      try {
+        const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
+        const indexes = flags.indexes ?? span.indexIds;
+        if (indexes.length === 0 || span.first === null) {
+          throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
+        }
+        const common: Omit<BacktestOptions, 'strategy'> = {
+          cache,
+          indexes,
+          from: flags.from ?? span.first,
+          to: flags.to ?? span.last!,
+          interval: flags.interval,
+          cash: flags.cash ?? config.strategies.paper.initialCash,
+          feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
+          slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
+          driftThreshold: config.driftThreshold,
+          maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
+          allowGaps: flags.allowGaps ?? false,
+          timeoutMs: config.strategies.timeoutMs,
+          logger: logger.child({ component: 'backtest' }),
+        };
+        const results: BacktestResult[] = [];
+        for (const [i, run] of runs.entries()) {
+          const label = runs.length > 1 ? `run ${i + 1}/${runs.length}` : 'backtest';
+          results.push(await withProgress(label, logger, (onProgress) => runBacktest({ ...common, strategy: run, onProgress })));
+        }
+        const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
+        const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
+        if (runs.length === 1) {
+          const { report, dir } = written[0]!;
+          process.stdout.write(flags.json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`);
+          return;
+        }
+        const comparison = written.map(({ report }) => ({
+          runId: report.runId,
+          params: report.strategy.params,
+          totalReturn: report.metrics.totalReturn,
+          cagr: report.metrics.cagr,
+          sharpe: report.metrics.sharpe,
+          maxDrawdown: report.metrics.maxDrawdown,
+          trades: report.metrics.trades,
+          winRate: report.metrics.winRate,
+          fillsHash: report.fills.hash,
+        }));
+        writeFileSync(join(sweepDir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
+          return;
+        }
+        const p = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(2)}%`);
+        const rows = comparison.map((c) => [c.runId, JSON.stringify(c.params), p(c.totalReturn), p(c.cagr), c.sharpe === null ? '—' : c.sharpe.toFixed(2), p(c.maxDrawdown), String(c.trades), p(c.winRate), c.fillsHash.slice(0, 8)]);
+        process.stdout.write(`${formatTable([['run', 'params', 'return', 'CAGR', 'Sharpe', 'max DD', 'trades', 'win rate', 'fills'], ...rows])}\nreports: ${sweepDir}\n`);
+      } finally {
+        cache.close();
+      }
+    });
+}
+
+async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
+  if (existsSync(nameOrPath) && /\.(ts|mts|js|mjs)$/.test(nameOrPath)) return { strategy: await loadStrategyModule(nameOrPath), file: nameOrPath };
+  const all = await loadStrategies(config.strategies.dir, { onError: 'skip', explicit: config.strategies.explicit, logger });
+  const found = all.find((s) => s.strategy.name === nameOrPath);
+  if (!found) throw new ConfigError(`no strategy named "${nameOrPath}" in ${config.strategies.dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
+  return { strategy: found.strategy, file: found.file };
+}
+
+async function withProgress<T>(label: string, logger: Logger, run: (onProgress: BacktestOptions['onProgress']) => Promise<T>): Promise<T> {
+  const bar = process.stderr.isTTY ? new SingleBar({ format: `${label} [{bar}] {percentage}% | {sim} | ETA {eta_formatted}`, stream: process.stderr }) : undefined;
+  const started = Date.now();
+  let lastLine = started;
+  let begun = false;
+  try {
+    return await run(({ done, total, simNow }) => {
+      const sim = new Date(simNow).toISOString().slice(0, 16);
+      if (bar) {
+        if (!begun) bar.start(total, 0, { sim });
+        begun = true;
+        bar.update(done, { sim });
+      } else if (Date.now() - lastLine >= 5_000) {
+        // Off a terminal, long runs say how far they got every 5 s.
+        lastLine = Date.now();
+        logger.info({ done, total, simNow: sim }, `${label}: ${Math.round((done / Math.max(1, total)) * 100)}%`);
+      }
+    });
+  } finally {
+    bar?.stop();
+  }
+}
+
+function writeReport(result: BacktestResult, dir: string) {
+  const report = buildReport(result);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'report.json'), reportJson(report));
+  writeFileSync(join(dir, 'report.html'), renderHtml(report, result.navs));
+  return { report, dir };
+}

@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
+import type { HistoryPoint, Rebalance } from '../../src/contract/index.ts';
+import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const H = 3_600_000;
+const T0 = Date.UTC(2025, 2, 1);
+const A = 'A'.repeat(44);
+const B = 'B'.repeat(44);
+
+/**
+ * Five days of hourly points for index `x` (tokens A and B) and `y` (B only). A rebalance of
+ * x is announced at hour 30 and takes effect at hour 60, raising A; A's price doubles at
+ * hour 80, so the index value jumps there: a strategy that saw the future would buy before.
+ */
+function buildCache(options: { skipHours?: [number, number] } = {}): string {
+  const path = tempDbPath('cache.db');
+  const store = SnapshotStore.open(path);
+  const points = (indexId: string): HistoryPoint[] =>
+    Array.from({ length: 120 }, (_, h) => h)
+      .filter((h) => !options.skipHours || h < options.skipHours[0] || h > options.skipHours[1])
+      .map((h) => {
+        const pa = h >= 80 ? 20 : 10;
+        const pb = 5 + (h % 7) * 0.01;
+        const cs = indexId === 'x' ? [{ address: A, symbol: 'AAA', price_usd: pa, weight: h >= 60 ? 0.6 : 0.5 }, { address: B, symbol: 'BBB', price_usd: pb, weight: h >= 60 ? 0.4 : 0.5 }] : [{ address: B, symbol: 'BBB', price_usd: pb, weight: 1 }];
+        return { timestamp: new Date(T0 + h * H).toISOString(), nav: cs.reduce((s, c) => s + c.price_usd * c.weight, 0), constituents: cs } as HistoryPoint;
+      });
+  const rebalance: Rebalance = {
+    id: 'rb_x_1',
+    index_id: 'x',
+    status: 'completed',
+    announced_at: new Date(T0 + 30 * H).toISOString(),
+    effective_at: new Date(T0 + 60 * H).toISOString(),
+    completed_at: new Date(T0 + 60 * H).toISOString(),
+    reason: 'scheduled',
+    changes: [
+      { address: A, symbol: 'AAA', action: 'increase', old_weight: 0.5, new_weight: 0.6 },
+      { address: B, symbol: 'BBB', action: 'decrease', old_weight: 0.5, new_weight: 0.4 },
+    ],
+  } as Rebalance;
+  store.transaction(() => {
+    store.history.insertPoints('x', '1h', points('x'));
+    store.history.insertPoints('y', '1h', points('y'));
+    store.backfillRebalance(rebalance, T0 + 200 * H);
+  });
+  store.close();
+  return path;
+}
+
+const fixture = (name: string) => new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
+async function strategy(name: string, params: unknown = {}) {
+  const file = fixture(name);
+  return withParams(await loadStrategyModule(file), file, params);
+}
+
+describe('backtest replay', () => {
+  it('replays rebalances at their own times through the live detector, and trades at them', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const r = await runBacktest({ cache, strategy: await strategy('announce-buyer'), indexes: ['x', 'y'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0, logger: silentLogger });
+    expect(r.eventCounts['rebalance.announced']).toBe(1);
+    // Seen by the feed and by the composition: one event, as live.
+    expect(r.eventCounts['rebalance.completed']).toBe(1);
+    expect(r.eventCounts['performance.updated']).toBe(2 * 119);
+    expect(r.fills.map((f) => [f.side, (f.at - T0) / H, f.price, f.eventId])).toEqual([
+      ['buy', 30, 10, 'rebalance.announced:x:rb_x_1'],
+      ['sell', 60, 10, 'rebalance.completed:x:rb_x_1'],
+    ]);
+    expect(r.metrics.trades).toBe(2);
+    expect(r.equity).toHaveLength(120);
+    expect(r.benchmarks.map((b) => b.indexId)).toEqual(['x', 'y']);
+    cache.close();
+  });
+
+  it('never shows a strategy data after its simulated now, and one that would profit from the future cannot', async () => {
+    const path = buildCache();
+    const cache = SnapshotStore.open(path, { readonly: true });
+    const r = await runBacktest({ cache, strategy: await strategy('peeker'), indexes: ['x'], from: T0, to: T0 + 119 * H, logger: silentLogger });
+    expect(r.parked.count).toBe(0);
+    expect(r.fills).toEqual([]);
+    expect(r.metrics.totalReturn).toBe(0);
+    cache.close();
+    // Its state lived in the backtest's own database: the cache holds no strategy state, events or cursors.
+    const after = SnapshotStore.open(path);
+    expect(after.strategies.stateEntries('peeker').size).toBe(0);
+    expect(after.lastEventSeq()).toBe(0);
+    expect(after.cursors()).toEqual([]);
+    after.close();
+  });
+
+  it('gives byte-identical report.json for the same cache, strategy and params', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const run = async () => reportJson(buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), indexes: ['x', 'y'], from: T0, to: T0 + 119 * H })));
+    const [a, b] = [await run(), await run()];
+    expect(a).toBe(b);
+    const report = JSON.parse(a);
+    expect(report.fills.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.runId).toMatch(/^bt_/);
+    const other = reportJson(buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer', { notionalUsd: 50 }), indexes: ['x', 'y'], from: T0, to: T0 + 119 * H })));
+    expect(JSON.parse(other).fills.hash).not.toBe(report.fills.hash);
+    expect(JSON.parse(other).runId).not.toBe(report.runId);
+    cache.close();
+  });
+
+  it('refuses to run past a gap larger than the threshold unless allowed, and reports it', async () => {
+    const cache = SnapshotStore.open(buildCache({ skipHours: [40, 50] }), { readonly: true });
+    const options = { cache, strategy: await strategy('announce-buyer'), indexes: ['x'], from: T0, to: T0 + 119 * H };
+    const e = await runBacktest(options).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BacktestDataError);
+    expect((e as BacktestDataError).code).toBe('BACKTEST_GAP');
+    expect((e as Error).message).toContain('x 2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z');
+    expect((e as Error).message).toContain('--allow-gaps');
+    const r = await runBacktest({ ...options, allowGaps: true });
+    expect(r.coverage[0]!.gaps).toEqual([{ from: T0 + 40 * H, to: T0 + 50 * H }]);
+    expect((await runBacktest({ ...options, maxGapMs: 12 * H })).coverage[0]!.gaps).toHaveLength(1);
+    cache.close();
+  });
+
+  it('names the backfill to run when the cache has no history for the range', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const s = await strategy('announce-buyer');
+    const e = await runBacktest({ cache, strategy: s, indexes: ['x', 'nope'], from: T0, to: T0 + 10 * H }).catch((x: unknown) => x);
+    expect((e as BacktestDataError).code).toBe('BACKTEST_NO_DATA');
+    expect((e as Error).message).toContain('indexbot backfill --from 2025-03-01 --to 2025-03-01 --interval 1h --indexes nope');
+    cache.close();
+  });
+});
+
+describe('report', () => {
+  it('names the strategy file relative to the working directory and holds no wall-clock time', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const report = buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer'), indexes: ['x'], from: T0, to: T0 + 119 * H }));
+    expect(report.strategy.file).toBe('test/fixtures/backtest/announce-buyer.ts');
+    expect(JSON.stringify(report)).not.toContain(new Date().toISOString().slice(0, 10));
+    expect(report.strategy.sourceHash).toHaveLength(64);
+    expect(readFileSync(fixture('announce-buyer'), 'utf8')).toContain('announce-buyer');
+    cache.close();
+  });
+});

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IndexClient } from '../../src/api/index.ts';
+import { backfill } from '../../src/poller/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { readDb, sandboxConfig } from '../helpers/daemon.ts';
+import { FIXED_TIME, testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const H = 3_600_000;
+const FROM = '2026-09-01';
+const TO = '2026-11-20';
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Runs the CLI as its own process, asynchronously (the sandbox answers from this one). */
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('backfill, then backtest, against the sandbox (seed 7)', () => {
+  let sandbox: Sandbox;
+  let db: string;
+  let env: Record<string, string>;
+  let out: string;
+
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+    db = tempDbPath();
+    out = mkdtempSync(join(tmpdir(), 'indexbot-bt-'));
+    env = { INDEXBOT_API_KEY: sandbox.keys.premium, INDEXBOT_CONFIG: sandboxConfig(sandbox, db, {}) };
+  });
+  afterAll(async () => sandbox.close());
+
+  it('backfills through the CLI, and a second run fetches nothing it holds', async () => {
+    const first = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
+    expect(first.stderr).not.toContain('indexbot:');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/mindex +\+1921 points, \+\d+ rebalancing records; holds 2026-09-01T00:00:00.000Z \.\. 2026-11-20T00:00:00.000Z; no gaps/);
+    const before = sandbox.counters().total;
+    const second = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
+    expect(second.stdout).toContain('mindex       already cached');
+    // Only the index list (to check the name) was asked for.
+    expect(sandbox.counters().total - before).toBe(1);
+  });
+
+  it('resumes an interrupted backfill after its last stored page', async () => {
+    const path = tempDbPath();
+    const store = SnapshotStore.open(path);
+    const client = new IndexClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.premium, tier: 'premium', windowMs: 10_000, pageSize: 100 });
+    const abort = new AbortController();
+    const range = { client, store, indexes: ['sindex'], from: Date.parse('2026-10-01T00:00:00Z'), to: FIXED_TIME, clock: { now: () => FIXED_TIME, setTimeout, clearTimeout } as never };
+    const interrupted = await backfill({ ...range, signal: abort.signal, onProgress: (p) => p.pagesDone === 3 && abort.abort(new Error('stop')) }).catch((e: Error) => e);
+    expect((interrupted as Error).message).toBe('stop');
+    const held = store.history.timestamps('sindex', '1h', range.from, range.to).length;
+    expect(held).toBe(300);
+    const resumed = await backfill(range);
+    // 1211 points in all (50 days and 10 hours), 300 held: 10 more pages of history, and the rebalancing list.
+    expect(resumed.indexes[0]!.points).toBe(1211 - 300);
+    expect(resumed.indexes[0]!.gaps).toEqual([]);
+    expect(resumed.pages).toBe(10 + 1);
+    store.close();
+  });
+
+  it('backtests rebalance-front-run: buys at each announcement, sells a holding period after effective_at, same bytes twice', async () => {
+    const args = ['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--out', join(out, 'a'), '--json'];
+    const run = await cli(args, env);
+    expect(run.stderr).not.toContain('indexbot:');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    const rebalances = readDb(db, (d) => d.prepare("SELECT id, announced_at, effective_at FROM rebalances WHERE index_id = 'mindex'").all() as { id: string; announced_at: number; effective_at: number }[]);
+    const byId = new Map(rebalances.map((r) => [r.id, r]));
+    const buys = report.fills.list.filter((f: { side: string }) => f.side === 'buy');
+    const sells = report.fills.list.filter((f: { side: string }) => f.side === 'sell');
+    expect(buys.length).toBeGreaterThan(10);
+    expect(sells.length).toBeGreaterThan(10);
+    for (const b of buys) {
+      const [, , id] = b.eventId.split(':');
+      // Bought on the announcement, at the moment it became public (the hour of announced_at).
+      expect(b.eventId).toMatch(/^rebalance\.announced:mindex:/);
+      expect(Date.parse(b.at)).toBe(Math.ceil(byId.get(id)!.announced_at / H) * H);
+    }
+    for (const s of sells) {
+      const sellable = buys.filter((b: { instrument: string; eventId: string }) => b.instrument === s.instrument && byId.get(b.eventId.split(':')[2])!.effective_at + 24 * H <= Date.parse(s.at));
+      expect(sellable.length).toBeGreaterThan(0);
+    }
+    expect(report.events.detected['rebalance.announced']).toBeGreaterThan(10);
+    expect(report.benchmarks.map((b: { indexId: string }) => b.indexId)).toEqual(['mindex']);
+    const again = await cli([...args.slice(0, -3), '--out', join(out, 'b'), '--json'], env);
+    expect(readFileSync(join(out, 'b', 'report.json'), 'utf8')).toBe(readFileSync(join(out, 'a', 'report.json'), 'utf8'));
+    expect(JSON.parse(again.stdout).fills.hash).toBe(report.fills.hash);
+  });
+
+  it('runs a sweep in one process and prints one comparison table', async () => {
+    const r = await cli(['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')], env);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^run +params +return +CAGR +Sharpe +max DD +trades +win rate +fills$/);
+    expect(lines[1]).toContain('"holdHours":12');
+    expect(lines[2]).toContain('"holdHours":48');
+    const sweep = JSON.parse(readFileSync(join(out, 'sweep', 'sweep.json'), 'utf8'));
+    expect(sweep).toHaveLength(2);
+    expect(sweep[0].fillsHash).not.toBe(sweep[1].fillsHash);
+  });
+
+  const needChromium = process.env.INDEXBOT_REQUIRE_CHROMIUM === '1';
+  it.skipIf(!existsSync(CHROMIUM) && !needChromium)('the HTML report opens in headless Chromium without console errors and shows both charts', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`file://${join(out, 'a', 'report.html')}`);
+      for (const id of ['equity-chart', 'drawdown-chart']) {
+        const box = await page.locator(`#${id} path.series`).first().boundingBox();
+        expect(box, id).not.toBeNull();
+        expect(box!.width).toBeGreaterThan(300);
+      }
+      expect(await page.locator('#equity-chart path.series').count()).toBe(2);
+      expect(await page.locator('table').innerText()).toContain('max drawdown');
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});

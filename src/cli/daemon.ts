@@ -1,4 +1,4 @@
-import { describeEvent } from '../alerts/index.ts';
+import { AlertDispatcher, describeEvent } from '../alerts/index.ts';
 import { IndexClient } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
@@ -67,6 +67,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
     const runtime = startStrategies(openStore, strategies, config, options);
+    const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
+    alerts.start();
     const poller = new Poller({
       client,
       store: openStore,
@@ -76,13 +78,14 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       onEvents: (events) => {
         for (const e of events) logger.info({ event: { id: e.id, seq: e.seq, type: e.type, indexId: e.indexId } }, describeEvent(e));
         runtime.notify();
+        alerts.notify();
         options.onEvents?.(events);
       },
     });
     const report = () => openStore.setRuntime('gates', { gates: client.rateGates(), schedule: poller.schedule(), pid: process.pid }, Date.now());
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
     poller.start();
-    logger.info({ indexes, strategies: runtime.names, db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
+    logger.info({ indexes, strategies: runtime.names, sinks: config.alerts.sinks.map((s) => s.name), db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
     return {
       store: openStore,
       client,
@@ -93,6 +96,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         clearInterval(statusTimer);
         await poller.stop(config.shutdownGraceMs);
         await runtime.stop();
+        await alerts.stop();
         report();
         openStore.close();
         lock.release();

@@ -50,6 +50,8 @@ export function registerDemoCommand(program: Command): void {
         logFormat: undefined,
         apiKey: sandbox.keys.premium,
         walletKeypairPath: undefined,
+        // Events already print above; a console sink would print each rebalance twice.
+        alerts: { sinks: [], giveUpAfterMs: 86_400_000 },
         strategies: {
           dir: opts.strategies,
           explicit: true,

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
 import { registerBackfillCommand } from './backfill-command.ts';
 import { registerBacktestCommand } from './backtest-command.ts';
+import { registerDoctorCommand } from './doctor-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
 import { registerLoginCommand } from './login-command.ts';
 import { registerRunCommand } from './run-command.ts';
@@ -22,6 +23,7 @@ registerStatusCommand(program);
 registerLoginCommand(program);
 registerBackfillCommand(program);
 registerBacktestCommand(program);
+registerDoctorCommand(program);
 registerStrategiesCommand(program);
 registerSandboxCommand(program);
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
 import { createLogger } from '../core/index.ts';
 import { startDaemon } from './daemon.ts';
 import { untilSignal, withConfigFlags } from './options.ts';
@@ -16,6 +16,7 @@ export function registerRunCommand(program: Command): void {
   ).action(async (flags: ConfigFlags) => {
       const config = loadConfig(flags);
       const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      for (const warning of permissionWarnings(config)) logger.warn({}, warning);
       const daemon = await startDaemon(config, { logger });
       const signal = await untilSignal();
       logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');

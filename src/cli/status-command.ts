@@ -37,6 +37,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
       stretched: budget.value.stretched,
     },
     strategies: strategyStatus(store),
+    alerts: store.outbox.summary().map((a) => ({ ...a, oldestPendingAgeS: a.oldestPendingAt === null ? null : Math.round((now - a.oldestPendingAt) / 1000) })),
     rateGates: runtime?.value.gates ?? [],
     reportedAt: runtime ? new Date(runtime.updatedAt).toISOString() : null,
   };
@@ -130,6 +131,13 @@ function render(s: ReturnType<typeof collectStatus>): string {
     for (const p of st.positions) {
       lines.push(`    ${p.label.padEnd(10)} qty ${p.quantity.toPrecision(6)}  cost ${p.costUsd.toFixed(2)}  value ${p.valueUsd === null ? 'n/a' : p.valueUsd.toFixed(2)}`);
     }
+  }
+  lines.push('', 'Alert sinks (outbox)');
+  if (s.alerts.length === 0) lines.push('  none');
+  for (const a of s.alerts) {
+    const backlog = a.pending > 0 ? `  oldest pending ${a.oldestPendingAgeS} s` : '';
+    const gaveUp = a.givenUp > 0 ? `  GAVE UP ${a.givenUp}: ${a.lastError}` : '';
+    lines.push(`  ${a.sink.padEnd(16)} delivered ${a.delivered}  pending ${a.pending}${backlog}${gaveUp}`);
   }
   if (s.budget) {
     lines.push('', `Budget: ${s.budget.plannedPerMin.toFixed(1)} req/min planned of ${s.budget.budgetPerMin.toFixed(1)} (asked ${s.budget.requestedPerMin.toFixed(1)})`);

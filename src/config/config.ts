@@ -1,10 +1,32 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import type { SnapshotKind } from '../api/index.ts';
+import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
+import { EVENT_TYPES } from '../detect/events.ts';
 import { ConfigError, type LogFormat } from '../core/index.ts';
 
 const seconds = z.number().positive().max(86_400 * 7);
+
+/** A secret given as `"env:NAME"` is read from the environment, so the file need not hold it. */
+const secret = z.string().min(1);
+const sinkFilter = z
+  .strictObject({
+    types: z.array(z.enum(EVENT_TYPES as [string, ...string[]])).min(1),
+    indexes: z.array(z.string()).min(1),
+    minWeightChange: z.number().min(0).max(1),
+  })
+  .partial()
+  .optional();
+const sinkName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a sink name is a lowercase slug').optional();
+const httpUrl = z.url({ protocol: /^https?$/ });
+const sinkSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('console'), name: sinkName, filter: sinkFilter }),
+  z.strictObject({ type: z.literal('webhook'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]), secret: secret.optional() }),
+  z.strictObject({ type: z.literal('slack'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]) }),
+  z.strictObject({ type: z.literal('discord'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]) }),
+  z.strictObject({ type: z.literal('telegram'), name: sinkName, filter: sinkFilter, botToken: secret, chatId: z.union([z.string(), z.number()]), baseUrl: httpUrl.optional() }),
+]);
 
 /** The config file: every key optional, unknown keys refused. */
 export const configFileSchema = z.strictObject({
@@ -30,6 +52,13 @@ export const configFileSchema = z.strictObject({
   shutdownGraceMs: z.number().int().nonnegative().optional().describe('how long to wait for polls in flight at shutdown'),
   log: z
     .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), format: z.enum(['json', 'pretty']) })
+    .partial()
+    .optional(),
+  alerts: z
+    .strictObject({
+      sinks: z.array(sinkSchema).describe('where alerts go: console, webhook, slack, discord, telegram'),
+      giveUpAfterHours: z.number().positive().describe('an alert still undelivered after this long is given up'),
+    })
     .partial()
     .optional(),
   onStrategyError: z.enum(['fail', 'skip']).optional().describe('a strategy that fails to load stops the bot, or is left out'),
@@ -67,6 +96,7 @@ export interface Config {
   db: string;
   indexes: 'all' | string[];
   intervalsMs: Record<SnapshotKind, number>;
+  alerts: { sinks: SinkConfig[]; giveUpAfterMs: number };
   driftThreshold: number;
   shutdownGraceMs: number;
   logLevel: string;
@@ -142,6 +172,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,
+    alerts: {
+      sinks: resolveSinks(file?.alerts?.sinks ?? [], path, env),
+      giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,
+    },
     strategies: {
       dir: strategiesDir ?? 'strategies',
       explicit: strategiesDir !== undefined,
@@ -157,6 +191,56 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
       },
     },
   };
+}
+
+/** Names each sink (its type, numbered when several share one) and reads `env:` secrets. */
+function resolveSinks(sinks: z.infer<typeof sinkSchema>[], path: string, env: NodeJS.ProcessEnv): SinkConfig[] {
+  const fromEnv = (v: string, where: string): string => {
+    if (!v.startsWith('env:')) return v;
+    const value = env[v.slice(4)];
+    if (!value) throw new ConfigError(`${path}: ${where}: environment variable ${v.slice(4)} is not set`);
+    return value;
+  };
+  const out = sinks.map((s, i): SinkConfig => {
+    const name = s.name ?? (sinks.filter((x) => x.type === s.type).length > 1 ? `${s.type}-${i + 1}` : s.type);
+    const where = `alerts.sinks.${i}`;
+    const filter = s.filter as SinkConfig['filter'];
+    switch (s.type) {
+      case 'console':
+        return { type: 'console', name, filter };
+      case 'webhook':
+        return { type: 'webhook', name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`), secret: s.secret === undefined ? undefined : fromEnv(s.secret, `${where}.secret`) };
+      case 'slack':
+      case 'discord':
+        return { type: s.type, name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`) };
+      case 'telegram':
+        return { type: 'telegram', name, filter, botToken: fromEnv(s.botToken, `${where}.botToken`), chatId: s.chatId, baseUrl: s.baseUrl };
+    }
+  });
+  const names = out.map((s) => s.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup !== undefined) throw new ConfigError(`${path}: alerts.sinks: two sinks are named "${dup}"; give each a distinct "name"`);
+  return out;
+}
+
+/** The URL itself is a credential (Slack and Discord webhooks): the message never repeats it. */
+function checkUrl(url: string, path: string, where: string): string {
+  if (!/^https?:\/\/[^\s]+$/.test(url)) throw new ConfigError(`${path}: ${where}: expected an http(s) URL`);
+  return url;
+}
+
+/** Files holding secrets that others than the owner can read: the config, the wallet keypair. */
+export function permissionWarnings(config: Config): string[] {
+  const out: string[] = [];
+  for (const [what, path] of [['config file', config.file], ['wallet keypair', config.walletKeypairPath]] as const) {
+    if (!path) continue;
+    try {
+      if ((statSync(path).mode & 0o077) !== 0) out.push(`the ${what} ${path} is readable by group or others; chmod 600 it`);
+    } catch {
+      // A missing keypair is reported where it is read.
+    }
+  }
+  return out;
 }
 
 function readConfigFile(path: string, required: boolean): ConfigFile | undefined {

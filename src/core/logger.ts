@@ -44,6 +44,13 @@ export const REDACTED_PATHS = [
   '*.secretKey',
   'signature',
   '*.signature',
+  // Alert sinks: a webhook secret, a bot token, and Slack/Discord URLs, which are credentials themselves.
+  'secret',
+  '*.secret',
+  'botToken',
+  '*.botToken',
+  'sinks',
+  '*.sinks',
 ];
 
 export type LogFormat = 'json' | 'pretty';

@@ -3,3 +3,4 @@ export { RunLock } from './run-lock.ts';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent } from './strategy-tables.ts';
 export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
+export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';

@@ -217,6 +217,26 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       );
     `,
   },
+  {
+    // The alert outbox: one row per event and sink, written with the sink's cursor move, so an
+    // alert is owed from the moment it is queued until its delivery is recorded.
+    version: 5,
+    sql: `
+      CREATE TABLE alert_outbox (
+        sink TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'given_up')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        PRIMARY KEY (sink, event_id)
+      );
+      CREATE INDEX alert_outbox_due ON alert_outbox (sink, status, next_attempt_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

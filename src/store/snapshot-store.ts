@@ -8,6 +8,7 @@ import { StoreError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
+import { OutboxTables } from './outbox-tables.ts';
 import { StrategyTables } from './strategy-tables.ts';
 
 export interface SnapshotInput {
@@ -65,6 +66,8 @@ export class SnapshotStore implements TokenStore {
   readonly strategies: StrategyTables;
   /** Backfilled history points and the ranges held. */
   readonly history: HistoryTables;
+  /** Alerts owed to each sink. */
+  readonly outbox: OutboxTables;
   private readonly db: Database.Database;
   private readonly s: ReturnType<typeof prepare>;
   /** better-sqlite3 wraps a function in BEGIN/COMMIT; the wrapper is made once, not per call. */
@@ -79,6 +82,7 @@ export class SnapshotStore implements TokenStore {
     this.db = db;
     this.s = prepare(db);
     this.strategies = new StrategyTables(db);
+    this.outbox = new OutboxTables(db);
     this.history = new HistoryTables(db, (address, symbol) => this.tokenId(address, symbol));
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }

@@ -35,7 +35,7 @@ export interface StrategyContext<P> {
   replayed: boolean;
   data: MarketData;
   state: StrategyState;
-  /** A message for people: logged, stored, and sent to the alert sinks. */
+  /** A message for people: logged and stored with the event (`indexbot status` lists them). */
   alert(message: string, data?: unknown): void;
   broker: Broker;
 }

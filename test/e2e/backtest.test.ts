@@ -91,7 +91,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
       expect(Date.parse(b.at)).toBe(Math.ceil(byId.get(id)!.announced_at / H) * H);
     }
     for (const s of sells) {
-      const sellable = buys.filter((b: { instrument: string; eventId: string }) => b.instrument === s.instrument && byId.get(b.eventId.split(':')[2])!.effective_at + 24 * H <= Date.parse(s.at));
+      const sellable = buys.filter((b: { instrument: string; eventId: string }) => b.instrument === s.instrument && byId.get(b.eventId.split(':')[2]!)!.effective_at + 24 * H <= Date.parse(s.at));
       expect(sellable.length).toBeGreaterThan(0);
     }
     expect(report.events.detected['rebalance.announced']).toBeGreaterThan(10);

@@ -1,0 +1,144 @@
+import { type Clock, type Logger, silentLogger, sleep, systemClock } from '../core/index.ts';
+import type { SnapshotStore } from '../store/index.ts';
+import { describeEvent } from './format.ts';
+import { HttpSender, type Sender, type SinkConfig, matches } from './sinks.ts';
+
+export interface DispatcherOptions {
+  store: SnapshotStore;
+  sinks: SinkConfig[];
+  /** @default new HttpSender() */
+  sender?: Sender;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** An alert still undelivered this long after it was queued is given up. @default 24 h */
+  giveUpAfterMs?: number;
+  /** First retry delay; doubles per attempt up to `maxRetryMs`. @default 2000 */
+  retryBaseMs?: number;
+  /** @default 300000 */
+  maxRetryMs?: number;
+  /** How often an idle sink looks for new events without being notified. @default 1000 */
+  idleMs?: number;
+}
+
+export const alertConsumer = (sink: string) => `alert:${sink}`;
+
+/**
+ * Delivers events to alert sinks through the outbox. Each sink has its own cursor and its
+ * own loop: new matching events are queued with the cursor move in one transaction, then
+ * sent oldest first with the event id as idempotency key. A delivery is recorded only
+ * after the sink accepted it, so a crash in between sends it again, never loses it. A
+ * failing sink backs off (honouring Retry-After) without holding up the other sinks.
+ */
+export class AlertDispatcher {
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly sender: Sender;
+  private readonly giveUpAfterMs: number;
+  private readonly retryBaseMs: number;
+  private readonly maxRetryMs: number;
+  private readonly idleMs: number;
+  private readonly wakers = new Map<string, () => void>();
+  private stopped = false;
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly o: DispatcherOptions) {
+    const names = o.sinks.map((s) => s.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined) throw new TypeError(`Expected unique sink names, got \`${dup}\` twice`);
+    this.clock = o.clock ?? systemClock;
+    this.log = o.logger ?? silentLogger;
+    this.sender = o.sender ?? new HttpSender();
+    this.giveUpAfterMs = o.giveUpAfterMs ?? 86_400_000;
+    this.retryBaseMs = o.retryBaseMs ?? 2_000;
+    this.maxRetryMs = o.maxRetryMs ?? 300_000;
+    this.idleMs = o.idleMs ?? 1_000;
+    for (const [name, v] of [['giveUpAfterMs', this.giveUpAfterMs], ['retryBaseMs', this.retryBaseMs], ['maxRetryMs', this.maxRetryMs]] as const) {
+      if (!Number.isFinite(v) || v <= 0) throw new TypeError(`Expected \`${name}\` to be a number > 0, got \`${String(v)}\``);
+    }
+  }
+
+  start(): void {
+    this.loops = this.o.sinks.map((s) => this.loop(s));
+  }
+
+  /** New events are in the log. */
+  notify(): void {
+    for (const wake of this.wakers.values()) wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.notify();
+    await Promise.allSettled(this.loops);
+  }
+
+  /** Queues what is new and tries what is due, once, for every sink (commands and tests). */
+  async runOnce(): Promise<void> {
+    await Promise.all(this.o.sinks.map((s) => this.step(s)));
+  }
+
+  private async loop(sink: SinkConfig): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.step(sink);
+      } catch (e) {
+        // The store is busy or the disk is full: nothing was recorded, so the next round redoes it.
+        this.log.error({ sink: sink.name, error: (e as Error).message }, 'alert sink round failed; retrying');
+      }
+      if (this.stopped) break;
+      const next = this.o.store.outbox.nextDue(sink.name);
+      const wait = Math.min(this.idleMs, next === undefined ? this.idleMs : Math.max(0, next - this.clock.now()));
+      const abort = new AbortController();
+      this.wakers.set(sink.name, () => abort.abort());
+      await sleep(this.clock, wait, abort.signal).catch(() => undefined);
+      this.wakers.delete(sink.name);
+    }
+  }
+
+  private async step(sink: SinkConfig): Promise<void> {
+    this.enqueue(sink);
+    for (const row of this.o.store.outbox.due(sink.name, this.clock.now())) {
+      if (this.stopped) return;
+      const event = this.o.store.eventsAfter(row.seq - 1, 1)[0];
+      const now = this.clock.now();
+      if (!event || event.id !== row.eventId) {
+        this.o.store.outbox.givenUp(sink.name, row.eventId, now, 'the event is no longer in the log');
+        continue;
+      }
+      const outcome = await this.sender.send(sink, event, describeEvent(event));
+      const at = this.clock.now();
+      if (outcome.ok) {
+        this.o.store.outbox.delivered(sink.name, row.eventId, at);
+        this.log.info({ sink: sink.name, event: event.id, attempts: row.attempts + 1 }, 'alert delivered');
+        continue;
+      }
+      if (!outcome.retry || at - row.createdAt >= this.giveUpAfterMs) {
+        const reason = outcome.retry ? `still failing after ${Math.round((at - row.createdAt) / 60_000)} min: ${outcome.reason}` : `refused: ${outcome.reason}`;
+        this.o.store.outbox.givenUp(sink.name, row.eventId, at, reason);
+        this.log.warn({ sink: sink.name, event: event.id, attempts: row.attempts + 1, reason }, 'alert given up');
+        continue;
+      }
+      const backoff = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** row.attempts);
+      const delay = Math.max(backoff, outcome.retryAfterMs ?? 0);
+      this.o.store.outbox.retryAt(sink.name, row.eventId, at + delay, outcome.reason);
+      this.log.warn({ sink: sink.name, event: event.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
+      // Oldest first: a sink that fails does not jump ahead to newer alerts.
+      return;
+    }
+  }
+
+  private enqueue(sink: SinkConfig): void {
+    const consumer = alertConsumer(sink.name);
+    for (;;) {
+      const events = this.o.store.eventsAfter(this.o.store.cursor(consumer), 500);
+      if (events.length === 0) return;
+      const now = this.clock.now();
+      this.o.store.transaction(() => {
+        for (const e of events) if (matches(sink.filter, e)) this.o.store.outbox.enqueue(sink.name, e.id, e.seq, now);
+        this.o.store.setCursor(consumer, events[events.length - 1]!.seq, now);
+      });
+    }
+  }
+}

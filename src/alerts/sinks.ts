@@ -1,0 +1,107 @@
+import { createHmac } from 'node:crypto';
+import axios, { type AxiosInstance } from 'axios';
+import type { EventType, IndexbotEvent, WeightChange } from '../detect/index.ts';
+
+/** Which events reach a sink. */
+export interface SinkFilter {
+  /** @default the three rebalance event types */
+  types?: EventType[];
+  /** @default every index */
+  indexes?: string[];
+  /** Rebalance events whose largest weight change is smaller are skipped. @default 0 */
+  minWeightChange?: number;
+}
+
+interface SinkBase {
+  /** Unique among the sinks: names its cursor, outbox rows and log lines. */
+  name: string;
+  filter?: SinkFilter;
+}
+
+export type SinkConfig = SinkBase &
+  (
+    | { type: 'console' }
+    | { type: 'webhook'; url: string; /** HMAC-SHA256 of the body, sent as `X-Indexbot-Signature: sha256=<hex>`. */ secret?: string }
+    | { type: 'slack'; url: string }
+    | { type: 'discord'; url: string }
+    | { type: 'telegram'; botToken: string; chatId: string | number; /** @default https://api.telegram.org */ baseUrl?: string }
+  );
+
+export const DEFAULT_ALERT_TYPES: EventType[] = ['rebalance.announced', 'rebalance.completed', 'rebalance.cancelled'];
+
+export function matches(filter: SinkFilter | undefined, e: IndexbotEvent): boolean {
+  if (!(filter?.types ?? DEFAULT_ALERT_TYPES).includes(e.type)) return false;
+  if (filter?.indexes && !filter.indexes.includes(e.indexId)) return false;
+  const min = filter?.minWeightChange ?? 0;
+  if (min > 0 && 'changes' in e.payload) {
+    const largest = Math.max(0, ...(e.payload.changes as WeightChange[]).map((c) => Math.abs(c.newWeight - c.oldWeight)));
+    if (largest < min) return false;
+  }
+  return true;
+}
+
+/** What a delivery attempt came to. `retryAfterMs` is the server's own wish (429 Retry-After). */
+export type SendOutcome = { ok: true } | { ok: false; retry: boolean; reason: string; retryAfterMs?: number };
+
+export interface Sender {
+  send(sink: SinkConfig, event: IndexbotEvent, text: string): Promise<SendOutcome>;
+}
+
+/**
+ * Posts alerts over HTTP. Error reasons name the status or the system error only: a sink's
+ * URL or bot token is a credential and never goes into a reason or a log line.
+ */
+export class HttpSender implements Sender {
+  private readonly http: AxiosInstance;
+
+  constructor(
+    private readonly timeoutMs = 10_000,
+    private readonly write: (line: string) => void = (line) => process.stdout.write(line),
+  ) {
+    this.http = axios.create({ timeout: timeoutMs, validateStatus: () => true, maxRedirects: 0, responseType: 'text', transformResponse: (d: unknown) => d });
+  }
+
+  async send(sink: SinkConfig, event: IndexbotEvent, text: string): Promise<SendOutcome> {
+    if (sink.type === 'console') {
+      this.write(`[alert] ${text}\n`);
+      return { ok: true };
+    }
+    const { url, body, headers } = request(sink, event, text);
+    try {
+      const res = await this.http.post(url, body, { headers: { 'Content-Type': 'application/json', 'Idempotency-Key': event.id, ...headers } });
+      if (res.status >= 200 && res.status < 300) return { ok: true };
+      const retryAfter = Number(res.headers['retry-after']);
+      return {
+        ok: false,
+        retry: res.status === 429 || res.status >= 500 || res.status === 408,
+        reason: `HTTP ${res.status}`,
+        retryAfterMs: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined,
+      };
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? 'network error';
+      return { ok: false, retry: true, reason: code === 'ECONNABORTED' ? `no answer within ${this.timeoutMs} ms` : code };
+    }
+  }
+}
+
+/** The HTTP request of one alert to one sink, body as the exact bytes that are signed. */
+export function request(sink: Exclude<SinkConfig, { type: 'console' }>, event: IndexbotEvent, text: string): { url: string; body: string; headers: Record<string, string> } {
+  switch (sink.type) {
+    case 'webhook': {
+      const body = JSON.stringify({ id: event.id, type: event.type, indexId: event.indexId, occurredAt: new Date(event.occurredAt).toISOString(), text, event });
+      const headers: Record<string, string> = {};
+      if (sink.secret) headers['X-Indexbot-Signature'] = `sha256=${createHmac('sha256', sink.secret).update(body).digest('hex')}`;
+      return { url: sink.url, body, headers };
+    }
+    case 'slack':
+      return { url: sink.url, body: JSON.stringify({ text }), headers: {} };
+    case 'discord':
+      return { url: sink.url, body: JSON.stringify({ content: text.slice(0, 2000) }), headers: {} };
+    case 'telegram':
+      return {
+        url: `${(sink.baseUrl ?? 'https://api.telegram.org').replace(/\/+$/, '')}/bot${sink.botToken}/sendMessage`,
+        body: JSON.stringify({ chat_id: sink.chatId, text, disable_web_page_preview: true }),
+        headers: {},
+      };
+  }
+}

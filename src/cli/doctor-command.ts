@@ -1,0 +1,136 @@
+import type { Command } from 'commander';
+import { HttpSender } from '../alerts/index.ts';
+import type { IndexClient } from '../api/index.ts';
+import { type Config, type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
+import { tierLimits } from '../contract/index.ts';
+import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
+import { loadStrategies } from '../strategy/index.ts';
+import { createClient } from './daemon.ts';
+import { withConfigFlags } from './options.ts';
+
+type Verdict = 'PASS' | 'WARN' | 'FAIL';
+interface Check {
+  verdict: Verdict;
+  name: string;
+  detail: string;
+}
+
+const explain = (e: unknown) => (e instanceof IndexbotError ? `${e.message} [${e.code}]` : (e as Error).message);
+
+/**
+ * Each check says what it found in plain words; one that cannot run because an earlier one
+ * failed says so rather than failing again.
+ */
+export async function runDoctor(config: Config, options: { sendTest?: boolean; now?: () => number } = {}): Promise<Check[]> {
+  const checks: Check[] = [{ verdict: 'PASS', name: 'config', detail: config.file ? `loaded ${config.file}` : 'no config file; environment and flags only' }];
+  const add = (verdict: Verdict, name: string, detail: string) => checks.push({ verdict, name, detail });
+  for (const w of permissionWarnings(config)) add('WARN', 'file permissions', w);
+
+  let store: SnapshotStore | undefined;
+  try {
+    store = SnapshotStore.open(config.db);
+    const integrity = store.integrityCheck();
+    store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
+    add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+  } catch (e) {
+    add('FAIL', 'database', explain(e));
+  }
+
+  try {
+    if (!store) {
+      add('FAIL', 'server', 'not checked: the database is needed to keep tokens');
+    } else {
+      await checkServer(config, createClient(config, store, silentLogger), add);
+    }
+  } finally {
+    store?.close();
+  }
+
+  try {
+    const strategies = await loadStrategies(config.strategies.dir, { params: config.strategies.params, disabled: config.strategies.disabled, explicit: config.strategies.explicit, logger: silentLogger });
+    add('PASS', 'strategies', strategies.length === 0 ? `none in ${config.strategies.dir}` : `${strategies.map((s) => s.strategy.name).join(', ')} load and their params are valid`);
+  } catch (e) {
+    add('FAIL', 'strategies', explain(e));
+  }
+
+  if (config.alerts.sinks.length === 0) add('PASS', 'alert sinks', 'none configured');
+  const sender = new HttpSender(10_000, () => {});
+  for (const sink of config.alerts.sinks) {
+    if (!options.sendTest) {
+      add('PASS', `sink ${sink.name}`, `${sink.type} configured (--send-test sends a test message)`);
+      continue;
+    }
+    const now = (options.now ?? Date.now)();
+    const test = { id: `doctor.test:${now}`, type: 'index.status_changed', indexId: 'doctor', seq: 0, occurredAt: now, detectedAt: now, payload: { index: { id: 'doctor', name: 'indexbot doctor', status: 'test' }, previousStatus: 'test' } } as unknown as IndexbotEvent;
+    const outcome = await sender.send(sink, test, 'indexbot doctor: test message; alerts reach this channel');
+    add(outcome.ok ? 'PASS' : 'FAIL', `sink ${sink.name}`, outcome.ok ? `${sink.type}: test message accepted` : `${sink.type}: ${outcome.reason}`);
+  }
+  return checks;
+}
+
+async function checkServer(config: Config, client: IndexClient, add: (v: Verdict, name: string, detail: string) => void): Promise<void> {
+  const credential = config.apiKey ? 'API key' : config.walletKeypairPath ? 'wallet sign-in' : undefined;
+  let first: string | undefined;
+  try {
+    const page = await client.listIndexes({ limit: 1 });
+    first = page.items[0]?.id;
+    add('PASS', 'server', `${config.baseUrl} answers (${page.total ?? page.items.length} indexes listed)`);
+    add('PASS', 'credentials', credential ? `${credential} accepted` : 'none: public tier');
+  } catch (e) {
+    if (e instanceof ForbiddenError) {
+      add('PASS', 'server', `${config.baseUrl} answers`);
+      add('FAIL', 'permissions', `the ${credential ?? 'public access'} lacks read:index, which polling needs: ${explain(e)}`);
+    } else {
+      add('FAIL', e instanceof IndexbotError && e.code === 'API_UNAUTHORIZED' ? 'credentials' : 'server', explain(e));
+    }
+    return;
+  }
+  if (first) {
+    try {
+      await client.getComposition(first);
+      add('PASS', 'permissions', `read:index granted (composition of ${first})`);
+    } catch (e) {
+      add('FAIL', 'permissions', e instanceof ForbiddenError ? `the ${credential ?? 'public access'} lacks read:index, which polling needs: ${explain(e)}` : explain(e));
+    }
+  }
+  if (credential) {
+    try {
+      await client.getPortfolio();
+      add('PASS', 'permissions', 'read:portfolio granted');
+    } catch (e) {
+      add(e instanceof ForbiddenError ? 'WARN' : 'FAIL', 'permissions', e instanceof ForbiddenError ? `read:portfolio not granted (only portfolio features need it)` : explain(e));
+    }
+  }
+  const configured = tierLimits(config.tier, config.enterpriseLimits).limit;
+  const gate = client.rateGates()[0];
+  if (!gate || gate.remaining === undefined) add('WARN', 'rate limits', 'the server sent no X-RateLimit-* headers; pacing to the configured tier alone');
+  else if (gate.limit < configured) add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
+  else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);
+}
+
+export function registerDoctorCommand(program: Command): void {
+  withConfigFlags(
+    program.command('doctor').description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks').option('--send-test', 'send a test message to each alert sink'),
+    'config',
+    'baseUrl',
+    'db',
+    'tier',
+    'strategies',
+  ).action(async (flags: ConfigFlags & { sendTest?: boolean }) => {
+      let config: Config;
+      try {
+        config = loadConfig(flags);
+      } catch (e) {
+        process.stdout.write(`FAIL  config        ${explain(e)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const checks = await runDoctor(config, { sendTest: flags.sendTest });
+      for (const c of checks) process.stdout.write(`${c.verdict}  ${c.name.padEnd(16)} ${c.detail}\n`);
+      const failed = checks.filter((c) => c.verdict === 'FAIL').length;
+      process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);
+      process.exitCode = failed === 0 ? 0 : 1;
+    });
+}

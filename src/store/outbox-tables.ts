@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+
+export interface OutboxRow {
+  sink: string;
+  eventId: string;
+  seq: number;
+  attempts: number;
+  createdAt: number;
+}
+
+export interface OutboxSummary {
+  sink: string;
+  pending: number;
+  delivered: number;
+  givenUp: number;
+  oldestPendingAt: number | null;
+  lastError: string | null;
+}
+
+/** The alert outbox, on the store's connection: enqueued inside the store's transactions. */
+export class OutboxTables {
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(db: Database.Database) {
+    this.s = prepare(db);
+  }
+
+  enqueue(sink: string, eventId: string, seq: number, now: number): void {
+    this.s.enqueue.run(sink, eventId, seq, now, now);
+  }
+
+  /** Pending rows of a sink whose next attempt is due, oldest event first. */
+  due(sink: string, now: number, limit = 50): OutboxRow[] {
+    return (this.s.due.all(sink, now, limit) as { sink: string; event_id: string; seq: number; attempts: number; created_at: number }[]).map((r) => ({
+      sink: r.sink,
+      eventId: r.event_id,
+      seq: r.seq,
+      attempts: r.attempts,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /** When the sink's next pending row is due, if it has one. */
+  nextDue(sink: string): number | undefined {
+    return (this.s.nextDue.get(sink) as { at: number | null }).at ?? undefined;
+  }
+
+  delivered(sink: string, eventId: string, now: number): void {
+    this.s.finish.run('delivered', now, null, sink, eventId);
+  }
+
+  givenUp(sink: string, eventId: string, now: number, error: string): void {
+    this.s.finish.run('given_up', now, error, sink, eventId);
+  }
+
+  retryAt(sink: string, eventId: string, at: number, error: string): void {
+    this.s.retry.run(at, error, sink, eventId);
+  }
+
+  summary(): OutboxSummary[] {
+    return (this.s.summary.all() as Record<string, unknown>[]).map((r) => ({
+      sink: r.sink as string,
+      pending: r.pending as number,
+      delivered: r.delivered as number,
+      givenUp: r.given_up as number,
+      oldestPendingAt: r.oldest_pending_at as number | null,
+      lastError: r.last_error as string | null,
+    }));
+  }
+}
+
+function prepare(db: Database.Database) {
+  return {
+    enqueue: db.prepare("INSERT OR IGNORE INTO alert_outbox (sink, event_id, seq, status, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?)"),
+    due: db.prepare("SELECT * FROM alert_outbox WHERE sink = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?"),
+    nextDue: db.prepare("SELECT MIN(next_attempt_at) AS at FROM alert_outbox WHERE sink = ? AND status = 'pending'"),
+    finish: db.prepare('UPDATE alert_outbox SET status = ?, finished_at = ?, last_error = COALESCE(?, last_error), attempts = attempts + 1 WHERE sink = ? AND event_id = ?'),
+    retry: db.prepare('UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE sink = ? AND event_id = ?'),
+    summary: db.prepare(
+      `SELECT sink,
+         SUM(status = 'pending') AS pending, SUM(status = 'delivered') AS delivered, SUM(status = 'given_up') AS given_up,
+         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
+         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.last_error IS NOT NULL ORDER BY COALESCE(o.finished_at, o.next_attempt_at) DESC LIMIT 1) AS last_error
+       FROM alert_outbox a GROUP BY sink ORDER BY sink`,
+    ),
+  };
+}

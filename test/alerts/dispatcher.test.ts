@@ -1,0 +1,161 @@
+import { createHmac } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AlertDispatcher, HttpSender, type SinkConfig } from '../../src/alerts/index.ts';
+import { ManualClock } from '../../src/core/index.ts';
+import type { NewEvent } from '../../src/detect/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { waitFor } from '../helpers/daemon.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const T0 = Date.UTC(2026, 10, 20);
+const SECRET = 'whsec_canary_4f1d9a7be2c84c1b';
+
+function announced(indexId: string, id: string, delta = 0.05): NewEvent {
+  return {
+    id: `rebalance.announced:${indexId}:${id}`,
+    type: 'rebalance.announced',
+    indexId,
+    occurredAt: T0,
+    detectedAt: T0,
+    payload: {
+      rebalanceId: id,
+      announcedAt: T0,
+      effectiveAt: T0 + 86_400_000,
+      reason: 'scheduled',
+      changes: [
+        { address: 'A'.repeat(44), symbol: 'JUP', action: 'add', oldWeight: 0, newWeight: delta },
+        { address: 'B'.repeat(44), symbol: 'BONK', action: 'decrease', oldWeight: 0.2, newWeight: 0.2 - delta },
+      ],
+    },
+  };
+}
+
+const drift: NewEvent = { id: 'composition.drift:x:a:t', type: 'composition.drift', indexId: 'x', occurredAt: T0, detectedAt: T0, payload: { address: 'a', symbol: 'A', weight: 0.3, target: 0.2, deviation: 0.1, threshold: 0.02 } };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function setup(sinks: (url: string) => SinkConfig[], answer?: Parameters<typeof startReceiver>[0]) {
+  const receiver = await startReceiver(answer);
+  const store = SnapshotStore.open(tempDbPath());
+  const clock = new ManualClock(T0);
+  const dispatcher = new AlertDispatcher({ store, sinks: sinks(receiver.url), clock, sender: new HttpSender(2_000, () => {}), retryBaseMs: 1_000, giveUpAfterMs: 3_600_000 });
+  cleanups.push(() => store.close(), () => receiver.close());
+  return { receiver, store, clock, dispatcher };
+}
+
+describe('alert sinks against a local receiver', () => {
+  it('posts each sink its own payload, with the event id as idempotency key and a verifiable signature', async () => {
+    const { receiver, store, dispatcher } = await setup((url) => [
+      { type: 'webhook', name: 'hook', url: `${url}/hook`, secret: SECRET },
+      { type: 'slack', name: 'slack', url: `${url}/services/T000/B000/XXXX` },
+      { type: 'discord', name: 'discord', url: `${url}/api/webhooks/1/abc` },
+      { type: 'telegram', name: 'tg', botToken: '123456:ABC-canary', chatId: -100, baseUrl: url },
+    ]);
+    store.appendEvents([announced('sindex', 'rb_1')]);
+    await dispatcher.runOnce();
+    const by = (p: string) => receiver.requests.find((r) => r.path.startsWith(p))!;
+    const text = 'sindex: rebalance rb_1 announced, effective 2026-11-21 00:00 UTC: added +JUP 5.00%; reweighted BONK 20.00% -> 15.00%';
+    const hook = by('/hook');
+    expect(hook.headers['idempotency-key']).toBe('rebalance.announced:sindex:rb_1');
+    expect(hook.headers['x-indexbot-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(hook.body).digest('hex')}`);
+    expect(JSON.parse(hook.body)).toMatchObject({ id: 'rebalance.announced:sindex:rb_1', type: 'rebalance.announced', indexId: 'sindex', text, event: { payload: { rebalanceId: 'rb_1' } } });
+    expect(JSON.parse(by('/services/').body)).toEqual({ text });
+    expect(JSON.parse(by('/api/webhooks/').body)).toEqual({ content: text });
+    const tg = by('/bot123456:ABC-canary/sendMessage');
+    expect(JSON.parse(tg.body)).toMatchObject({ chat_id: -100, text });
+    expect(store.outbox.summary().map((s) => [s.sink, s.delivered, s.pending])).toEqual([['discord', 1, 0], ['hook', 1, 0], ['slack', 1, 0], ['tg', 1, 0]]);
+    // Recorded: a second round sends nothing.
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(4);
+  });
+
+  it('a 500 then a success gives exactly one recorded delivery, both tries with the same key', async () => {
+    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'webhook', name: 'hook', url }], (_r, n) => ({ status: n === 1 ? 500 : 200 }));
+    store.appendEvents([announced('x', 'rb_1')]);
+    await dispatcher.runOnce();
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 1, delivered: 0, lastError: 'HTTP 500' });
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    await clock.advance(1_000);
+    await dispatcher.runOnce();
+    expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual(['rebalance.announced:x:rb_1', 'rebalance.announced:x:rb_1']);
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, delivered: 1 });
+  });
+
+  it('honours Retry-After on a 429, and gives up after the configured age with the reason kept', async () => {
+    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'slack', name: 'slack', url }], () => ({ status: 429, headers: { 'Retry-After': '30' } }));
+    store.appendEvents([announced('x', 'rb_1')]);
+    await dispatcher.runOnce();
+    await clock.advance(29_000);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    await clock.advance(1_000);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(2);
+    await clock.advance(3_600_000);
+    await dispatcher.runOnce();
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1 });
+    expect(store.outbox.summary()[0]!.lastError).toMatch(/^still failing after 61 min: HTTP 429$/);
+  });
+
+  it('filters on event types, indexes and the smallest weight change', async () => {
+    const { receiver, store, dispatcher } = await setup((url) => [
+      { type: 'webhook', name: 'big', url: `${url}/big`, filter: { minWeightChange: 0.04 } },
+      { type: 'webhook', name: 'sindex', url: `${url}/sindex`, filter: { indexes: ['sindex'], types: ['rebalance.announced', 'composition.drift'] } },
+    ]);
+    store.appendEvents([announced('sindex', 'small', 0.01), announced('mindex', 'large', 0.05), drift]);
+    await dispatcher.runOnce();
+    const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => r.headers['idempotency-key']);
+    expect(got('/big')).toEqual(['rebalance.announced:mindex:large']);
+    expect(got('/sindex')).toEqual(['rebalance.announced:sindex:small']);
+  });
+
+  it('a sink that hangs does not hold up another', async () => {
+    const receiver = await startReceiver((r) => (r.path === '/slow' ? 'hang' : { status: 200 }));
+    const store = SnapshotStore.open(tempDbPath());
+    cleanups.push(() => store.close(), () => receiver.close());
+    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'webhook', name: 'slow', url: `${receiver.url}/slow` }, { type: 'webhook', name: 'fast', url: `${receiver.url}/fast` }], sender: new HttpSender(60_000), idleMs: 50 });
+    dispatcher.start();
+    cleanups.unshift(() => dispatcher.stop().then(() => undefined));
+    store.appendEvents([announced('x', 'rb_1'), announced('x', 'rb_2')]);
+    dispatcher.notify();
+    await waitFor('fast sink delivered both', () => store.outbox.summary().find((s) => s.sink === 'fast')?.delivered === 2, 3_000);
+    expect(store.outbox.summary().find((s) => s.sink === 'slow')).toMatchObject({ delivered: 0, pending: 2 });
+    await receiver.close();
+  });
+});
+
+describe('the outbox across a kill -9', () => {
+  it('a process killed between send and record delivers once more on restart, with the same key, and records it once', async () => {
+    const { spawn } = await import('node:child_process');
+    let killed = false;
+    let child: ReturnType<typeof spawn> | undefined;
+    const receiver = await startReceiver(() => {
+      if (killed) return { status: 200 };
+      // The sink got the alert; the process dies before it can record the success.
+      killed = true;
+      child!.kill('SIGKILL');
+      return 'hang';
+    });
+    const path = tempDbPath();
+    const store = SnapshotStore.open(path);
+    cleanups.push(() => receiver.close());
+    store.appendEvents([announced('x', 'rb_1')]);
+    store.close();
+    child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/alerts/deliver.ts', path, `${receiver.url}/hook`], { stdio: 'ignore' });
+    const exit = await new Promise<NodeJS.Signals | null>((resolve) => child!.on('exit', (_c, signal) => resolve(signal)));
+    expect(exit).toBe('SIGKILL');
+    const reopened = SnapshotStore.open(path);
+    cleanups.push(() => reopened.close());
+    expect(reopened.outbox.summary()[0]).toMatchObject({ pending: 1, delivered: 0 });
+    const dispatcher = new AlertDispatcher({ store: reopened, sinks: [{ type: 'webhook', name: 'hook', url: `${receiver.url}/hook` }], sender: new HttpSender(2_000) });
+    await dispatcher.runOnce();
+    await dispatcher.runOnce();
+    expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual(['rebalance.announced:x:rb_1', 'rebalance.announced:x:rb_1']);
+    expect(reopened.outbox.summary()[0]).toMatchObject({ pending: 0, delivered: 1 });
+  });
+});

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
+import { sandboxConfig } from '../helpers/daemon.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+function doctor(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', 'doctor', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+describe('indexbot doctor against the sandbox', () => {
+  let sandbox: Sandbox;
+  const healthy = demoKey('premium');
+  const noIndex = demoKey('premium', { name: 'no-index', permissions: ['read:portfolio'] });
+
+  beforeAll(async () => {
+    sandbox = await testSandbox({ apiKeys: [healthy, noIndex] });
+  });
+  afterAll(async () => sandbox.close());
+
+  it('passes a healthy setup, and sends a test message to a sink', async () => {
+    const receiver = await startReceiver();
+    try {
+      const config = sandboxConfig(sandbox, tempDbPath(), { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }] } });
+      const r = await doctor(['--config', config, '--send-test'], { INDEXBOT_API_KEY: healthy.key });
+      expect(r.out).toContain('PASS  credentials      API key accepted');
+      expect(r.out).toContain('PASS  permissions      read:index granted');
+      expect(r.out).toMatch(/PASS {2}rate limits +the server's X-RateLimit-Limit agrees with tier premium/);
+      expect(r.out).toMatch(/PASS {2}strategies +drift-reversion, rebalance-alert, rebalance-front-run load/);
+      expect(r.out).toContain('PASS  sink slack       slack: test message accepted');
+      expect(r.out).toContain('all checks passed');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(receiver.requests[0]!.body).text).toContain('indexbot doctor: test message');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('fails on a wrong key, naming it, and never prints the key', async () => {
+    const wrong = 'sk_sandbox_premium_wrongwrongwrongwrong1';
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: wrong });
+    expect(r.out).toMatch(/FAIL {2}credentials +GET \/indexes: HTTP 401/);
+    expect(r.out).not.toContain(wrong);
+    expect(r.code).toBe(1);
+  });
+
+  it('fails on a key lacking a permission polling needs', async () => {
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: noIndex.key });
+    expect(r.out).toMatch(/FAIL {2}permissions +the API key lacks read:index, which polling needs/);
+    expect(r.code).toBe(1);
+  });
+
+  it('fails when the configured tier promises more than the server allows', async () => {
+    const basic = sandbox.keys.basic;
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: basic });
+    expect(r.out).toMatch(/FAIL {2}rate limits +the server allows \d+ requests per window, the config says tier premium/);
+    expect(r.code).toBe(1);
+  });
+});

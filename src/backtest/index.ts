@@ -1,5 +1,5 @@
 export { runBacktest, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
-export { buildReport, reportJson, renderHtml, renderTable, formatTable, REPORT_FORMAT, type BacktestReport } from './report.ts';
+export { buildReport, reportJson, renderHtml, renderTable, formatTable, pct, fixed, REPORT_FORMAT, type BacktestReport } from './report.ts';
 export {
   returnMetrics,
   strategyMetrics,

@@ -1,3 +1,5 @@
+import type { PaperFill } from '../store/index.ts';
+
 /**
  * Performance figures of an equity curve and its fills. Pure: the same inputs give the
  * same numbers, bit for bit. Returns are daily (the last value of each UTC day) and
@@ -17,14 +19,8 @@ export interface EquityPoint extends ValuePoint {
   exposure: number;
 }
 
-export interface TradeFill {
-  instrument: string;
-  side: 'buy' | 'sell';
-  quantity: number;
-  price: number;
-  feeUsd: number;
-  at: number;
-}
+/** A fill as the metrics read it: the paper broker's, without its bookkeeping ids. */
+export type TradeFill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
 
 export interface ReturnMetrics {
   start: number;

@@ -148,12 +148,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const equity: EquityPoint[] = [];
     const navs = new Map<string, ValuePoint[]>(settings.indexes.map((i) => [i, []]));
     let done = 0;
+    let reported = 0;
     let groupAt: number | undefined;
     const closeGroup = async () => {
       if (groupAt === undefined) return;
       if (log.hasNew()) await runtime.drain();
       equity.push(valueBook(runtime.book(name)!, market, groupAt));
-      if (done % 2_000 < 50) o.onProgress?.({ done, total, simNow });
+      if (done - reported >= 2_000) {
+        reported = done;
+        o.onProgress?.({ done, total, simNow });
+      }
     };
     const moveTo = async (t: number) => {
       if (t !== groupAt) await closeGroup();

@@ -44,8 +44,8 @@ export function reportJson(report: BacktestReport): string {
   return `${JSON.stringify(report, null, 1)}\n`;
 }
 
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
-const fixed = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+export const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
+export const fixed = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 const days = (ms: number | null | undefined) => (ms === null || ms === undefined ? '—' : `${(ms / 86_400_000).toFixed(1)} d`);
 
 type Row = [label: string, strategy: string, benchmark: (m: ReturnMetrics) => string];

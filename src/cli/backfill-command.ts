@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
@@ -6,7 +6,7 @@ import { IndexbotError, createLogger } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
-import { withConfigFlags } from './options.ts';
+import { dateOption, intervalOption, listOption, withConfigFlags } from './options.ts';
 
 interface BackfillFlags extends ConfigFlags {
   from: number;
@@ -14,15 +14,6 @@ interface BackfillFlags extends ConfigFlags {
   indexes?: string[];
   interval: HistoryInterval;
 }
-
-/** `2025-01-01`, or a full ISO time; a date alone is midnight UTC. */
-export function dateOption(raw: string): number {
-  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (!Number.isFinite(t)) throw new InvalidArgumentError(`expected a date like 2025-01-01 or 2025-01-01T12:00:00Z, got "${raw}"`);
-  return t;
-}
-
-export const listOption = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);
 
 export function registerBackfillCommand(program: Command): void {
   withConfigFlags(
@@ -32,10 +23,7 @@ export function registerBackfillCommand(program: Command): void {
       .requiredOption('--from <date>', 'start, e.g. 2025-01-01 (UTC)', dateOption)
       .option('--to <date>', 'end (default now)', dateOption)
       .option('--indexes <ids>', 'comma-separated index ids (default the configured ones)', listOption)
-      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, (raw: string) => {
-        if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);
-        return raw as HistoryInterval;
-      }, '1h'),
+      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h'),
     'config',
     'baseUrl',
     'db',

@@ -2,15 +2,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { type BacktestOptions, type BacktestResult, buildReport, formatTable, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
+import { type BacktestOptions, type BacktestResult, buildReport, fixed, formatTable, pct, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
 import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
 import { ConfigError, type Logger, createLogger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
-import { dateOption, listOption } from './backfill-command.ts';
-import { intOption, numberOption, withConfigFlags } from './options.ts';
+import { dateOption, intOption, intervalOption, listOption, numberOption, withConfigFlags } from './options.ts';
 
 interface BacktestFlags extends ConfigFlags {
   strategy: string;
@@ -66,10 +65,7 @@ export function registerBacktestCommand(program: Command): void {
       .option('--from <date>', 'start (default the first cached point)', dateOption)
       .option('--to <date>', 'end (default the last cached point)', dateOption)
       .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
-      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, (raw: string) => {
-        if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);
-        return raw as HistoryInterval;
-      }, '1h')
+      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
       .option('--params <json>', 'strategy params over the config\'s; give it several times for a sweep', paramsOption, [])
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
       .option('--cash <usd>', 'starting cash (default the config\'s paper cash)', numberOption(0))
@@ -140,8 +136,7 @@ export function registerBacktestCommand(program: Command): void {
           process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
           return;
         }
-        const p = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(2)}%`);
-        const rows = comparison.map((c) => [c.runId, JSON.stringify(c.params), p(c.totalReturn), p(c.cagr), c.sharpe === null ? '—' : c.sharpe.toFixed(2), p(c.maxDrawdown), String(c.trades), p(c.winRate), c.fillsHash.slice(0, 8)]);
+        const rows = comparison.map((c) => [c.runId, JSON.stringify(c.params), pct(c.totalReturn), pct(c.cagr), fixed(c.sharpe), pct(c.maxDrawdown), String(c.trades), pct(c.winRate), c.fillsHash.slice(0, 8)]);
         process.stdout.write(`${formatTable([['run', 'params', 'return', 'CAGR', 'Sharpe', 'max DD', 'trades', 'win rate', 'fills'], ...rows])}\nreports: ${sweepDir}\n`);
       } finally {
         cache.close();

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
 
 /** Commander argument parsers that reject bad values with a message naming what was given. */
 export function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -16,6 +17,20 @@ export function numberOption(min: number) {
     if (raw.trim() === '' || !Number.isFinite(n) || n < min) throw new InvalidArgumentError(`expected a number >= ${min}, got "${raw}"`);
     return n;
   };
+}
+
+/** `2025-01-01`, or a full ISO time; a date alone is midnight UTC. */
+export function dateOption(raw: string): number {
+  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (!Number.isFinite(t)) throw new InvalidArgumentError(`expected a date like 2025-01-01 or 2025-01-01T12:00:00Z, got "${raw}"`);
+  return t;
+}
+
+export const listOption = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);
+
+export function intervalOption(raw: string): HistoryInterval {
+  if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);
+  return raw as HistoryInterval;
 }
 
 /** Resolves when the process is asked to stop (Ctrl-C or a service manager). */

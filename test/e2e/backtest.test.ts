@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { IndexClient } from '../../src/api/index.ts';
 import { backfill } from '../../src/poller/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
-import { readDb, sandboxConfig } from '../helpers/daemon.ts';
+import { runCli as cli, readDb, sandboxConfig } from '../helpers/daemon.ts';
 import { FIXED_TIME, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -16,17 +15,6 @@ const FROM = '2026-09-01';
 const TO = '2026-11-20';
 const CHROMIUM = '/usr/bin/chromium';
 
-/** Runs the CLI as its own process, asynchronously (the sandbox answers from this one). */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   let sandbox: Sandbox;
@@ -45,7 +33,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   it('backfills through the CLI, and a second run fetches nothing it holds', async () => {
     const first = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
     expect(first.stderr).not.toContain('indexbot:');
-    expect(first.code).toBe(0);
+    expect(first.status).toBe(0);
     expect(first.stdout).toMatch(/mindex +\+1921 points, \+\d+ rebalancing records; holds 2026-09-01T00:00:00.000Z \.\. 2026-11-20T00:00:00.000Z; no gaps/);
     const before = sandbox.counters().total;
     const second = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
@@ -76,7 +64,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     const args = ['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--out', join(out, 'a'), '--json'];
     const run = await cli(args, env);
     expect(run.stderr).not.toContain('indexbot:');
-    expect(run.code).toBe(0);
+    expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout);
     const rebalances = readDb(db, (d) => d.prepare("SELECT id, announced_at, effective_at FROM rebalances WHERE index_id = 'mindex'").all() as { id: string; announced_at: number; effective_at: number }[]);
     const byId = new Map(rebalances.map((r) => [r.id, r]));
@@ -103,7 +91,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
 
   it('runs a sweep in one process and prints one comparison table', async () => {
     const r = await cli(['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')], env);
-    expect(r.code).toBe(0);
+    expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^run +params +return +CAGR +Sharpe +max DD +trades +win rate +fills$/);
     expect(lines[1]).toContain('"holdHours":12');

@@ -1,20 +1,15 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
-import { sandboxConfig } from '../helpers/daemon.ts';
+import { runCli, sandboxConfig } from '../helpers/daemon.ts';
+
+async function doctor(args: string[], env: Record<string, string>) {
+  const r = await runCli(['doctor', ...args], env);
+  return { code: r.status, out: r.stdout + r.stderr };
+}
 import { startReceiver } from '../helpers/receiver.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-function doctor(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/indexbot.js', 'doctor', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 describe('indexbot doctor against the sandbox', () => {
   let sandbox: Sandbox;

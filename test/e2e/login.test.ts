@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,20 +5,10 @@ import { IndexClient } from '../../src/api/index.ts';
 import { WalletKeypair } from '../../src/auth/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
+import { runCli as cli } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-/** Runs the CLI without blocking this process, which serves the sandbox it talks to. */
-function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 let sb: Sandbox;
 beforeAll(async () => {

@@ -22,6 +22,21 @@ export function spawnDaemon(args: string[], env: Record<string, string>): Daemon
   return { child, output: () => out, exited };
 }
 
+/**
+ * Runs one CLI command as its own process, without blocking this one (which may serve the
+ * sandbox the command talks to); logs are JSON lines.
+ */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** A daemon config against a test sandbox (premium tier, its short rate window), plus `extra`. */
 export function sandboxConfig(sandbox: { baseUrl: string }, dbPath: string, extra: Record<string, unknown>): string {
   return writeConfig(dbPath, { baseUrl: sandbox.baseUrl, db: dbPath, tier: 'premium', rateWindowMs: 10_000, ...extra });

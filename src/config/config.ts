@@ -8,7 +8,7 @@ import { ConfigError, type LogFormat } from '../core/index.ts';
 
 const seconds = z.number().positive().max(86_400 * 7);
 
-/** A secret given as `"env:NAME"` is read from the environment, so the file need not hold it. */
+/** A secret given as `"env:NAME"` is read from the environment, so the file need not hold it. URLs of sinks are secrets too, checked once read. */
 const secret = z.string().min(1);
 const sinkFilter = z
   .strictObject({
@@ -22,9 +22,9 @@ const sinkName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a sink name is 
 const httpUrl = z.url({ protocol: /^https?$/ });
 const sinkSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('console'), name: sinkName, filter: sinkFilter }),
-  z.strictObject({ type: z.literal('webhook'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]), secret: secret.optional() }),
-  z.strictObject({ type: z.literal('slack'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]) }),
-  z.strictObject({ type: z.literal('discord'), name: sinkName, filter: sinkFilter, url: z.union([httpUrl, secret]) }),
+  z.strictObject({ type: z.literal('webhook'), name: sinkName, filter: sinkFilter, url: secret, secret: secret.optional() }),
+  z.strictObject({ type: z.literal('slack'), name: sinkName, filter: sinkFilter, url: secret }),
+  z.strictObject({ type: z.literal('discord'), name: sinkName, filter: sinkFilter, url: secret }),
   z.strictObject({ type: z.literal('telegram'), name: sinkName, filter: sinkFilter, botToken: secret, chatId: z.union([z.string(), z.number()]), baseUrl: httpUrl.optional() }),
 ]);
 

@@ -65,3 +65,31 @@ describe('strategy settings', () => {
     expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1', onStrategyError: 'ignore' }) }, {})).message).toMatch(/onStrategyError/);
   });
 });
+
+describe('alert sinks in the config', () => {
+  const base = { baseUrl: 'http://x/v1' };
+  it('names sinks by type, reads env: secrets, and keeps filters', () => {
+    const path = file({ ...base, alerts: { giveUpAfterHours: 2, sinks: [
+      { type: 'slack', url: 'env:SLACK_URL', filter: { minWeightChange: 0.01 } },
+      { type: 'webhook', url: 'http://127.0.0.1:9/a', secret: 'env:HOOK_SECRET' },
+      { type: 'webhook', name: 'ops', url: 'http://127.0.0.1:9/b' },
+    ] } });
+    const c = loadConfig({ config: path }, { SLACK_URL: 'https://hooks.slack.com/services/T/B/X', HOOK_SECRET: 's3cret' });
+    expect(c.alerts.giveUpAfterMs).toBe(7_200_000);
+    expect(c.alerts.sinks).toEqual([
+      { type: 'slack', name: 'slack', url: 'https://hooks.slack.com/services/T/B/X', filter: { minWeightChange: 0.01 } },
+      { type: 'webhook', name: 'webhook-2', url: 'http://127.0.0.1:9/a', secret: 's3cret', filter: undefined },
+      { type: 'webhook', name: 'ops', url: 'http://127.0.0.1:9/b', secret: undefined, filter: undefined },
+    ]);
+  });
+
+  it('refuses a missing env secret, a URL that is not http(s), and two sinks of one name, without echoing the value', () => {
+    const sinks = (s: unknown[]) => file({ ...base, alerts: { sinks: s } });
+    expect(fail(() => loadConfig({ config: sinks([{ type: 'slack', url: 'env:NOPE' }]) }, {})).message).toContain('alerts.sinks.0.url: environment variable NOPE is not set');
+    const bad = fail(() => loadConfig({ config: sinks([{ type: 'discord', url: 'ftp://secret-path' }]) }, {}));
+    expect(bad.message).toContain('alerts.sinks.0.url: expected an http(s) URL');
+    expect(bad.message).not.toContain('secret-path');
+    expect(fail(() => loadConfig({ config: sinks([{ type: 'console' }, { type: 'slack', name: 'console', url: 'http://a/b' }]) }, {})).message).toContain('two sinks are named "console"');
+    expect(fail(() => loadConfig({ config: sinks([{ type: 'pager' }]) }, {}))).toBeInstanceOf(ConfigError);
+  });
+});

@@ -254,13 +254,12 @@ export class Transport {
         res = await this.inner({ ...config, validateStatus: () => true });
       } catch (e) {
         cred.gate.release(permit);
+        const errno = isAxiosError(e) ? ((e.cause as NodeJS.ErrnoException | undefined)?.code ?? e.code) : undefined;
+        this.logRequest(spec, cred.gate, started, { status: null, errno });
         throw e;
       }
       cred.gate.release(permit, { status: res.status, headers: res.headers as Record<string, unknown> });
-      this.o.logger.debug(
-        { method: spec.method, path: spec.path, status: res.status, durationMs: this.o.clock.now() - started, requestId: requestIdOf(undefined, res) },
-        'request',
-      );
+      this.logRequest(spec, cred.gate, started, { status: res.status, requestId: requestIdOf(undefined, res) ?? requestIdInText(res.data) });
       if (res.status === 429 && requeues < this.o.maxRateLimitRequeues) {
         requeues++;
         continue;
@@ -276,6 +275,18 @@ export class Transport {
       }
       return res;
     }
+  }
+
+  /**
+   * One line per attempt (retries and re-queues included), at debug: a daemon's steady
+   * polling would otherwise fill the journal. Failures are also reported by whoever gives up.
+   */
+  private logRequest(spec: RequestSpec, gate: RateGate, started: number, outcome: { status: number | null; requestId?: string | undefined; errno?: string | undefined }): void {
+    const query = spec.query && new URLSearchParams(Object.entries(spec.query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
+    this.o.logger.debug(
+      { method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs: this.o.clock.now() - started, gate: gate.name },
+      'request',
+    );
   }
 
   /** Axios errors become ours (they carry request headers, so none may escape); others pass as they are. */
@@ -379,6 +390,11 @@ function requestIdOf(body: Envelope | undefined, res: AxiosResponse): string | u
   if (typeof fromBody === 'string') return fromBody;
   const header = res.headers['x-request-id'];
   return typeof header === 'string' ? header : undefined;
+}
+
+/** The envelope's request id without parsing the body twice (the header usually has it). */
+function requestIdInText(text: unknown): string | undefined {
+  return typeof text === 'string' ? /"request_id"\s*:\s*"([^"\\]{1,128})"/.exec(text)?.[1] : undefined;
 }
 
 /** Names a credential's rate gate without revealing it. */

@@ -29,6 +29,7 @@ export function registerBackfillCommand(program: Command): void {
     'db',
     'tier',
     'logFormat',
+    'logLevel',
   ).action(async (flags: BackfillFlags) => {
       const config = loadConfig(flags);
       const logger = createLogger({ level: config.logLevel, format: config.logFormat });

@@ -78,6 +78,7 @@ export function registerBacktestCommand(program: Command): void {
     'config',
     'db',
     'logFormat',
+    'logLevel',
     'strategies',
   ).action(async (flags: BacktestFlags) => {
       const config = loadConfig(flags, process.env, { server: false });

@@ -53,6 +53,7 @@ const CONFIG_FLAGS = {
   db: ['--db <file>', 'SQLite file (default data/indexbot.db, env INDEXBOT_DB)'],
   tier: ['--tier <name>', 'public, standard, basic, premium or enterprise (env INDEXBOT_TIER)'],
   logFormat: ['--log-format <format>', 'json or pretty (env INDEXBOT_LOG_FORMAT)'],
+  logLevel: ['--log-level <level>', 'trace, debug (adds a line per HTTP request), info, warn or error (env INDEXBOT_LOG_LEVEL)'],
   strategies: ['--strategies <dir>', 'where strategy modules are loaded from (default strategies/, env INDEXBOT_STRATEGIES)'],
 } as const;
 

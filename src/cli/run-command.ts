@@ -12,6 +12,7 @@ export function registerRunCommand(program: Command): void {
     'db',
     'tier',
     'logFormat',
+    'logLevel',
     'strategies',
   ).action(async (flags: ConfigFlags) => {
       const config = loadConfig(flags);

@@ -4,7 +4,7 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, type LogFormat } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel } from '../core/index.ts';
 
 const seconds = z.number().positive().max(86_400 * 7);
 
@@ -51,7 +51,7 @@ export const configFileSchema = z.strictObject({
   driftThreshold: z.number().gt(0).lt(1).optional().describe('|weight - target| that counts as drift'),
   shutdownGraceMs: z.number().int().nonnegative().optional().describe('how long to wait for polls in flight at shutdown'),
   log: z
-    .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']), format: z.enum(['json', 'pretty']) })
+    .strictObject({ level: z.enum(LOG_LEVELS), format: z.enum(['json', 'pretty']) })
     .partial()
     .optional(),
   alerts: z
@@ -99,7 +99,7 @@ export interface Config {
   alerts: { sinks: SinkConfig[]; giveUpAfterMs: number };
   driftThreshold: number;
   shutdownGraceMs: number;
-  logLevel: string;
+  logLevel: LogLevel;
   logFormat: LogFormat | undefined;
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
   apiKey: string | undefined;
@@ -123,6 +123,7 @@ export interface ConfigFlags {
   db?: string;
   tier?: string;
   logFormat?: string;
+  logLevel?: string;
   strategies?: string;
 }
 
@@ -147,6 +148,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty') {
     throw new ConfigError(`${where}: log format: expected json or pretty, got ${JSON.stringify(logFormat)}`);
   }
+  const logLevel = flags.logLevel ?? env.INDEXBOT_LOG_LEVEL ?? file?.log?.level ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError(`${where}: log level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+  }
   const apiKey = env.INDEXBOT_API_KEY || undefined;
   const walletKeypairPath = env.INDEXBOT_WALLET_KEYPAIR || undefined;
   const tier = (tierRaw as Tier | undefined) ?? (apiKey ? 'basic' : walletKeypairPath ? 'standard' : 'public');
@@ -168,7 +173,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     intervalsMs: Object.fromEntries(Object.entries(intervals).map(([k, v]) => [k, v * 1000])) as Record<SnapshotKind, number>,
     driftThreshold: file?.driftThreshold ?? 0.02,
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
-    logLevel: file?.log?.level ?? 'info',
+    logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,

@@ -55,9 +55,12 @@ export const REDACTED_PATHS = [
 
 export type LogFormat = 'json' | 'pretty';
 
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export interface CreateLoggerOptions {
-  /** @default 'info' */
-  level?: string;
+  /** `debug` adds one line per HTTP request. @default 'info' */
+  level?: LogLevel;
   /** JSON lines for daemons; pretty for a person at a terminal. @default pretty on a TTY, json otherwise */
   format?: LogFormat;
   /** Where JSON lines go. @default standard error */

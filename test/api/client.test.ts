@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
 import {
   AuthError,
@@ -249,6 +250,42 @@ describe('errors', () => {
     });
     expect(await clock.settle(c.getIndex('sindex')).catch((e: unknown) => e)).toBeInstanceOf(RateLimitError);
     expect(log).toHaveLength(3);
+  });
+
+  it('logs every attempt with method, path, query, status, duration and request id', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
+    const { logger, lines } = captureLogger();
+    const slow = async <T>(ms: number, res: T) => {
+      await clock.advance(ms);
+      return res;
+    };
+    const { c } = client(
+      (_req, n) =>
+        n === 1
+          ? slow(40, { status: 503, body: errorBody('SERVICE_UNAVAILABLE', 'busy') })
+          : n === 2
+            ? slow(5, { status: 429, body: errorBody('RATE_LIMIT_EXCEEDED', 'no'), headers: { 'retry-after': '1', 'x-request-id': 'req_hdr' } })
+            : slow(12, { body: envelope([], { pagination: { page: 1, limit: 100, total: 0 } }) }),
+      { clock, logger, apiKey: 'sk_test_0123456789' },
+    );
+    await clock.settle(c.iterateHistory('sindex', { interval: '1h' }).toArray());
+    const requests = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+    expect(requests.map(({ level, method, path, query, status, durationMs, requestId }) => ({ level, method, path, query, status, durationMs, requestId }))).toEqual([
+      { level: 'debug', method: 'GET', path: '/indexes/sindex/history', query: 'interval=1h&page=1&limit=100', status: 503, durationMs: 40, requestId: 'req_err' },
+      { level: 'debug', method: 'GET', path: '/indexes/sindex/history', query: 'interval=1h&page=1&limit=100', status: 429, durationMs: 5, requestId: 'req_hdr' },
+      { level: 'debug', method: 'GET', path: '/indexes/sindex/history', query: 'interval=1h&page=1&limit=100', status: 200, durationMs: 12, requestId: 'req_test' },
+    ]);
+  });
+
+  it('logs a request that got no response with its errno and no status', async () => {
+    const { logger, lines } = captureLogger();
+    const { c } = client(() => {
+      throw Object.assign(new AxiosError('connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED'), { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) });
+    }, { logger, retries: 0 });
+    await expect(c.getIndex('sindex')).rejects.toMatchObject({ code: 'NETWORK_ERROR', errno: 'ECONNREFUSED' });
+    const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
+    expect(line).toMatchObject({ method: 'GET', path: '/indexes/sindex', status: null, errno: 'ECONNREFUSED' });
+    expect(line!.durationMs).toEqual(expect.any(Number));
   });
 
   it('never puts the API key in an error, its JSON, its inspection or a log line', async () => {

@@ -28,6 +28,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ config: path, baseUrl: 'http://flag/v1', db: 'flag.db', tier: 'premium' }, env)).toMatchObject({ baseUrl: 'http://flag/v1', db: 'flag.db', tier: 'premium' });
   });
 
+  it('reads the log level and format from flag, environment or file, and refuses an unknown one', () => {
+    const path = file({ baseUrl: 'http://x/v1', log: { level: 'warn', format: 'json' } });
+    expect(loadConfig({ config: path }, {})).toMatchObject({ logLevel: 'warn', logFormat: 'json' });
+    expect(loadConfig({ config: path }, { INDEXBOT_LOG_LEVEL: 'debug', INDEXBOT_LOG_FORMAT: 'pretty' })).toMatchObject({ logLevel: 'debug', logFormat: 'pretty' });
+    expect(loadConfig({ config: path, logLevel: 'error' }, { INDEXBOT_LOG_LEVEL: 'debug' }).logLevel).toBe('error');
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).logLevel).toBe('info');
+    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_LEVEL: 'verbose' })).message).toContain('log level: expected one of trace, debug, info, warn, error, got "verbose"');
+    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_FORMAT: 'xml' })).message).toContain('log format: expected json or pretty, got "xml"');
+  });
+
   it('defaults intervals by tier and the tier by credential', () => {
     expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).tier).toBe('public');
     expect(loadConfig({ baseUrl: 'http://x/v1' }, { INDEXBOT_API_KEY: 'k' }).intervalsMs.rebalancing).toBe(15_000);

@@ -282,7 +282,7 @@ export class Transport {
    * polling would otherwise fill the journal. Failures are also reported by whoever gives up.
    */
   private logRequest(spec: RequestSpec, gate: RateGate, started: number, outcome: { status: number | null; requestId?: string | undefined; errno?: string | undefined }): void {
-    const query = spec.query && new URLSearchParams(Object.entries(spec.query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))).toString();
+    const query = spec.query && new URLSearchParams(Object.entries(spec.query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]]))).toString();
     this.o.logger.debug(
       { method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs: this.o.clock.now() - started, gate: gate.name },
       'request',

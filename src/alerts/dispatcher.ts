@@ -1,5 +1,5 @@
-import { type Clock, type Logger, silentLogger, sleep, systemClock } from '../core/index.ts';
-import type { SnapshotStore } from '../store/index.ts';
+import { type Clock, type Logger, errorFields, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type SnapshotStore, storeFailure } from '../store/index.ts';
 import { describeEvent } from './format.ts';
 import { HttpSender, type Sender, type SinkConfig, matches } from './sinks.ts';
 
@@ -80,16 +80,21 @@ export class AlertDispatcher {
   }
 
   private async loop(sink: SinkConfig): Promise<void> {
+    let failures = 0;
     while (!this.stopped) {
+      let wait: number;
       try {
         await this.step(sink);
+        failures = 0;
+        const next = this.o.store.outbox.nextDue(sink.name);
+        wait = Math.min(this.idleMs, next === undefined ? this.idleMs : Math.max(0, next - this.clock.now()));
       } catch (e) {
-        // The store is busy or the disk is full: nothing was recorded, so the next round redoes it.
-        this.log.error({ sink: sink.name, error: (e as Error).message }, 'alert sink round failed; retrying');
+        // The store is busy or the disk is full: nothing was recorded, so a later round redoes it.
+        failures++;
+        wait = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** (failures - 1));
+        this.log.error({ sink: sink.name, failures, retryInMs: wait, error: errorFields(storeFailure(e)) }, 'alert sink round failed; retrying');
       }
       if (this.stopped) break;
-      const next = this.o.store.outbox.nextDue(sink.name);
-      const wait = Math.min(this.idleMs, next === undefined ? this.idleMs : Math.max(0, next - this.clock.now()));
       const abort = new AbortController();
       this.wakers.set(sink.name, () => abort.abort());
       await sleep(this.clock, wait, abort.signal).catch(() => undefined);

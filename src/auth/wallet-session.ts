@@ -1,5 +1,5 @@
 import { type Challenge, signinMessageMismatch, type TokenPair } from '../contract/index.ts';
-import { AuthError, type Clock, type Logger, SigninRefusedError, silentLogger, systemClock } from '../core/index.ts';
+import { AuthError, type Clock, type Logger, SigninRefusedError, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import { readJwtClaims } from './jwt.ts';
 import type { WalletKeypair } from './keypair.ts';
 import type { StoredTokens, TokenStore } from './token-store.ts';
@@ -50,6 +50,7 @@ export class WalletSession {
   private tokens: StoredTokens | undefined;
   private loaded = false;
   private inflight: Promise<StoredTokens> | undefined;
+  private unsaved = false;
 
   constructor(options: WalletSessionOptions) {
     this.baseUrl = options.baseUrl;
@@ -85,6 +86,7 @@ export class WalletSession {
 
   /** A usable access token: signs in or refreshes first when there is none or it is about to expire. */
   async accessToken(): Promise<string> {
+    this.persist();
     const t = this.current();
     if (!t) return (await this.once(() => this.signIn())).accessToken;
     if (t.accessExpiresAt - this.clock.now() <= this.refreshMarginMs) {
@@ -180,7 +182,23 @@ export class WalletSession {
     };
     this.tokens = tokens;
     this.loaded = true;
-    this.store.save(tokens);
+    this.unsaved = true;
+    this.persist();
     return tokens;
+  }
+
+  /**
+   * The pair is already in use (the old refresh token is spent), so a store that cannot take
+   * it now (a full disk) must not fail the request: it is kept in memory and saved at a
+   * later use, so a restart does not come back with a spent refresh token.
+   */
+  private persist(): void {
+    if (!this.unsaved || !this.tokens) return;
+    try {
+      this.store.save(this.tokens);
+      this.unsaved = false;
+    } catch (e) {
+      this.logger.warn({ wallet: this.tokens.wallet, error: errorFields(e) }, 'could not store the new token pair; kept in memory, saved at the next request');
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
+import { storeFailure } from '../store/index.ts';
 import { registerBackfillCommand } from './backfill-command.ts';
 import { registerBacktestCommand } from './backtest-command.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
@@ -29,8 +30,9 @@ registerSandboxCommand(program);
 
 try {
   await program.parseAsync(process.argv);
-} catch (e) {
-  if (e instanceof CommanderError) process.exit(e.exitCode);
+} catch (thrown) {
+  if (thrown instanceof CommanderError) process.exit(thrown.exitCode);
+  const e = storeFailure(thrown);
   if (e instanceof IndexbotError) {
     process.stderr.write(`indexbot: ${e.message} [${e.code}]\n`);
     process.exit(e.kind === 'temporary' ? 75 : 78);

@@ -230,6 +230,35 @@ export class StoreError extends IndexbotError {
   }
 }
 
+/**
+ * A write to the cache failed for a reason that passes: the disk is full, another connection
+ * held the file locked past the busy timeout, an I/O error. SQLite rolled the write back, so
+ * nothing of it was kept; whoever tried it tries again later.
+ */
+export class StoreWriteError extends IndexbotError {
+  /** SQLite's extended result code, e.g. `SQLITE_FULL`, `SQLITE_BUSY`, `SQLITE_IOERR_WRITE`. */
+  readonly sqliteCode: string;
+
+  constructor(message: string, code: 'STORE_FULL' | 'STORE_BUSY' | 'STORE_IO', sqliteCode: string) {
+    super(message, code, 'temporary');
+    this.sqliteCode = sqliteCode;
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), sqliteCode: this.sqliteCode };
+  }
+}
+
+/** The fields of any thrown value that are safe and useful in a log line. */
+export function errorFields(e: unknown): Record<string, unknown> {
+  if (e instanceof IndexbotError) return e.toJSON();
+  if (e instanceof Error) {
+    const code = (e as { code?: unknown }).code;
+    return { name: e.name, ...(typeof code === 'string' ? { code } : {}), message: e.message };
+  }
+  return { message: String(e) };
+}
+
 /** A strategy's own code or definition failed: loading it, its params, or a handler. */
 export class StrategyError extends IndexbotError {
   constructor(message: string, code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT') {

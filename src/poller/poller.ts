@@ -1,9 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { IndexClient } from '../api/index.ts';
-import { type Clock, IndexbotError, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import type { SnapshotStore } from '../store/index.ts';
+import { type SnapshotStore, storeFailure } from '../store/index.ts';
 import type { PollJob } from './budget.ts';
 import { ingest } from './ingest.ts';
 
@@ -140,12 +140,13 @@ export class Poller {
       const step = Math.max(job.intervalMs, this.backoffBaseMs);
       const delay = Math.min(Math.max(this.backoffMaxMs, job.intervalMs), step * 2 ** (run.failures - 1));
       run.nextDueAt = this.clock.now() + delay * (0.8 + 0.4 * this.random());
-      const error = e instanceof IndexbotError ? e.toJSON() : { message: (e as Error).message };
-      this.logger.error({ job: job.name, failures: run.failures, retryInMs: run.nextDueAt - this.clock.now(), error }, 'poll failed');
+      // A store failure rolled the whole poll back: the next run fetches and stores it again.
+      const failure = storeFailure(e);
+      this.logger.error({ job: job.name, failures: run.failures, retryInMs: run.nextDueAt - this.clock.now(), error: errorFields(failure) }, 'poll failed');
       try {
-        this.o.store.recordJobRun(job.name, this.clock.now(), e instanceof Error ? e.message : String(e));
+        this.o.store.recordJobRun(job.name, this.clock.now(), failure instanceof Error ? failure.message : String(failure));
       } catch (storeError) {
-        this.logger.error({ job: job.name, error: (storeError as Error).message }, 'could not record the failed poll');
+        this.logger.error({ job: job.name, error: errorFields(storeFailure(storeError)) }, 'could not record the failed poll');
       }
     }
   }

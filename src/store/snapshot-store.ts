@@ -4,12 +4,13 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredTokens, TokenStore } from '../auth/index.ts';
 import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
-import { StoreError } from '../core/index.ts';
+import { StoreError, StoreWriteError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
 import { OutboxTables } from './outbox-tables.ts';
 import { StrategyTables } from './strategy-tables.ts';
+import { storeFailure } from './sqlite-errors.ts';
 
 export interface SnapshotInput {
   endpoint: string;
@@ -84,7 +85,11 @@ export class SnapshotStore implements TokenStore {
     this.strategies = new StrategyTables(db);
     this.outbox = new OutboxTables(db);
     this.history = new HistoryTables(db, (address, symbol) => this.tokenId(address, symbol));
-    this.inTransaction = db.transaction((fn: () => unknown) => fn());
+    // IMMEDIATE takes the write lock first: a deferred transaction that read and then found
+    // another writer would fail at once (SQLite cannot wait there without risking deadlock)
+    // instead of waiting out the busy timeout.
+    const tx = db.transaction((fn: () => unknown) => fn());
+    this.inTransaction = (fn) => tx.immediate(fn);
   }
 
   static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
@@ -115,6 +120,9 @@ export class SnapshotStore implements TokenStore {
     } catch (e) {
       db.close();
       if (e instanceof StoreError) throw e;
+      // A full disk or a lock held during migration passes: exit as temporary, to be restarted.
+      const failure = storeFailure(e);
+      if (failure instanceof StoreWriteError) throw failure;
       throw new StoreError(`cannot use database ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
     }
   }
@@ -129,7 +137,7 @@ export class SnapshotStore implements TokenStore {
     } catch (e) {
       // A rolled-back transaction may have put state into the cache that the file never got.
       this.stateCache.clear();
-      throw e;
+      throw storeFailure(e);
     }
   }
 

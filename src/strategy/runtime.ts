@@ -1,6 +1,6 @@
-import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, StrategyError, errorFields, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import type { PaperPosition, SnapshotStore } from '../store/index.ts';
+import { type PaperPosition, type SnapshotStore, storeFailure } from '../store/index.ts';
 import type { Fill } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
@@ -155,19 +155,35 @@ class StrategyRunner {
   }
 
   async loop(): Promise<void> {
+    let failures = 0;
     while (!this.isStopped()) {
-      const delivered = await this.drain();
-      if (delivered === 0 && !this.isStopped()) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 1_000);
-          this.wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeUp = undefined;
+      let delivered: number;
+      try {
+        delivered = await this.drain();
+        failures = 0;
+      } catch (e) {
+        // The store refused a write (full disk, lock held too long): the transaction rolled
+        // back and the committed state is untouched, so the same events are delivered again.
+        failures++;
+        const retryInMs = Math.min(60_000, this.retryBaseMs * 2 ** (failures - 1));
+        this.log.error({ failures, retryInMs, error: errorFields(storeFailure(e)) }, 'strategy could not record its progress; retrying');
+        await this.rest(retryInMs);
+        continue;
       }
+      if (delivered === 0 && !this.isStopped()) await this.rest(1_000);
     }
+  }
+
+  /** Waits up to `ms`, or until new events are announced. */
+  private async rest(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeUp = undefined;
   }
 
   /** Delivers what is in the log after the cursor; returns how many events it went through. */

@@ -164,6 +164,36 @@ describe('WalletSession', () => {
     expect(store.load(BASE)).toBeUndefined();
   });
 
+  it('keeps a refreshed pair it could not store (full disk) and stores it at the next use', async () => {
+    const clock = new ManualClock();
+    const { e } = endpoints(clock);
+    const inner = new MemoryTokenStore();
+    let full = false;
+    const store = {
+      load: (b: string) => inner.load(b),
+      clear: (b: string) => inner.clear(b),
+      save: (t: Parameters<MemoryTokenStore['save']>[0]) => {
+        if (full) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+        inner.save(t);
+      },
+    };
+    const warnings: object[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (o: object) => warnings.push(o), child: () => logger };
+    const s = new WalletSession({ baseUrl: BASE, endpoints: e, store, keypair: WalletKeypair.generate(), clock, logger });
+    const t1 = await s.accessToken();
+    full = true;
+    const t2 = await s.tokenExpired(t1);
+    expect(t2).not.toBe(t1);
+    expect(inner.load(BASE)!.accessToken).toBe(t1);
+    expect(warnings).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: 'SQLITE_FULL' }) })]);
+    expect(await s.accessToken()).toBe(t2);
+    expect(inner.load(BASE)!.accessToken).toBe(t1);
+    full = false;
+    expect(await s.accessToken()).toBe(t2);
+    expect(inner.load(BASE)).toMatchObject({ accessToken: t2, refreshToken: 'rt_2' });
+    expect(JSON.stringify(warnings)).not.toContain('rt_2');
+  });
+
   it('uses a stored pair after a restart instead of signing in again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexbot-tokens-'));
     const path = join(dir, 'tokens.json');

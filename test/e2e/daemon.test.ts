@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
@@ -76,6 +77,47 @@ describe('indexbot run against the sandbox', () => {
     const text = execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
     expect(text).toMatch(/rebalancing:dindex\s+last success/);
     expect(text).toContain('Rate gates');
+  });
+
+  it('rides out a database locked by another process past the busy timeout: logged, retried, nothing lost or doubled', async () => {
+    const db = tempDbPath();
+    const config = sandboxConfig(sb, db, {
+      indexes: ['dindex'],
+      intervals: { rebalancing: POLL_S, composition: POLL_S, performance: 30, indexes: 30, tokens: 30 },
+      strategies: { dir: 'test/fixtures/strategies/counting' },
+      shutdownGraceMs: 3_000,
+    });
+    const daemon = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: sb.keys.premium });
+    try {
+      await waitFor('first polls', () => readDb(db, (d) => (d.prepare("SELECT last_success_at FROM poll_jobs WHERE job = 'rebalancing:dindex'").get() as { last_success_at: number | null } | undefined)?.last_success_at));
+      const holder = new Database(db);
+      holder.exec('BEGIN EXCLUSIVE');
+      const lockedAt = Date.now();
+      const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data as { id: string };
+      try {
+        await waitFor('a logged busy failure', () => /"code":"STORE_BUSY"/.test(daemon.output()), 15_000);
+      } finally {
+        holder.exec('COMMIT');
+        holder.close();
+      }
+      expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(5_000);
+      expect(daemon.child.exitCode).toBeNull();
+      await waitFor('the announcement, after the lock', () => ofRebalance(events(db), rb.id).length > 0, 20_000);
+      await waitFor('the strategy caught up', () => readDb(db, (d) => {
+        const last = (d.prepare('SELECT MAX(seq) AS s FROM events').get() as { s: number }).s;
+        return (d.prepare("SELECT seq FROM cursors WHERE consumer = 'strategy:counting'").get() as { seq: number } | undefined)?.seq === last;
+      }), 20_000);
+      await new Promise((r) => setTimeout(r, 2 * POLL_S * 1000));
+      const rows = events(db);
+      expect(ofRebalance(rows, rb.id).map((e) => e.type)).toEqual(['rebalance.announced']);
+      const seen = readDb(db, (d) => JSON.parse((d.prepare("SELECT value FROM strategy_state WHERE strategy = 'counting' AND key = 'seen'").get() as { value: string }).value) as string[]);
+      expect(seen).toContain(ofRebalance(rows, rb.id)[0]!.id);
+      expect(new Set(seen).size).toBe(seen.length);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    expect(await daemon.exited).toBe(0);
+    expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
   });
 
   it('refuses a bad config with a message naming the key and the file, and exits non-zero', async () => {

@@ -1,0 +1,143 @@
+import type Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AlertDispatcher } from '../../src/alerts/index.ts';
+import { IndexClient } from '../../src/api/index.ts';
+import { ManualClock } from '../../src/core/index.ts';
+import { Poller } from '../../src/poller/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore, storeFailure } from '../../src/store/index.ts';
+import { StrategyRuntime, consumerOf, loadStrategies } from '../../src/strategy/index.ts';
+import { waitFor } from '../helpers/daemon.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { control, testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+/**
+ * A full disk, for real: SQLite's `max_page_count` on the store's own connection makes every
+ * write that needs one more page fail with SQLITE_FULL, exactly as a full file system does.
+ * Writes that fit in the free room of pages already there still succeed, as they would on a
+ * full disk, so the tests below write enough to need new pages.
+ */
+function fillDisk(store: SnapshotStore): () => void {
+  const db = (store as unknown as { db: Database.Database }).db;
+  db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+  return () => db.pragma('max_page_count = 1073741823');
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup() {
+  const sb: Sandbox = await testSandbox({ rateWindowMs: 10_000 });
+  const store = SnapshotStore.open(tempDbPath());
+  cleanups.push(() => sb.close(), () => store.close());
+  return { sb, store };
+}
+
+const events = (store: SnapshotStore) => store.eventsAfter(0, 10_000);
+const announcements = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `rebalance.announced:sindex:rb_${i}`,
+    type: 'rebalance.announced' as const,
+    indexId: 'sindex',
+    occurredAt: i,
+    detectedAt: i,
+    payload: { rebalanceId: `rb_${i}`, announcedAt: i, effectiveAt: i + 1, reason: 'scheduled', changes: [] },
+  }));
+/** Enough events that recording them (state, cursor moves, outbox rows) needs new pages. */
+const N = 300;
+
+describe('a full disk', () => {
+  it('is a typed, temporary error', async () => {
+    const { store } = await setup();
+    fillDisk(store);
+    let thrown: unknown;
+    try {
+      store.transaction(() => store.appendEvents([{ id: 'x', type: 'index.listed', indexId: 'x', occurredAt: 0, detectedAt: 0, payload: { name: 'x'.repeat(20_000) } } as never]));
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ name: 'StoreWriteError', code: 'STORE_FULL', kind: 'temporary', sqliteCode: 'SQLITE_FULL' });
+    expect((thrown as Error).message).toContain('the disk is full');
+    expect(storeFailure(new Error('other'))).toBeInstanceOf(Error);
+  });
+
+  it('fails a poll, which is logged and retried; once space is back the poll stores its events exactly once', async () => {
+    const { sb, store } = await setup();
+    const clock = new ManualClock(Date.now());
+    const { logger, lines } = captureLogger();
+    const client = new IndexClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.premium, tier: 'premium', windowMs: 10_000 });
+    const jobs = [{ name: 'rebalancing:sindex', kind: 'rebalancing' as const, indexId: 'sindex', intervalMs: 1_000 }];
+    const poller = new Poller({ client, store, jobs, clock, logger, random: () => 0.5, backoffBaseMs: 1_000 });
+    await Promise.all(poller.tick());
+    const before = events(store).length;
+    const snapshotsBefore = store.snapshotCounts();
+
+    const freeSpace = fillDisk(store);
+    const rb = (await control(sb, '/rebalance', { index_id: 'sindex', effective_in_seconds: 3_600 })).json.data as { id: string };
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(60_000);
+      await Promise.all(poller.tick());
+    }
+    const failed = lines.map((l) => JSON.parse(l) as { msg: string; error?: { code?: string } }).filter((l) => l.msg === 'poll failed');
+    expect(failed.length).toBe(3);
+    expect(failed.every((l) => l.error?.code === 'STORE_FULL')).toBe(true);
+    expect(events(store)).toHaveLength(before);
+    expect(store.snapshotCounts()).toEqual(snapshotsBefore);
+    expect(poller.schedule()[0]!.failures).toBe(3);
+
+    freeSpace();
+    await clock.advance(600_000);
+    await Promise.all(poller.tick());
+    await clock.advance(600_000);
+    await Promise.all(poller.tick());
+    const announced = events(store).filter((e) => e.type === 'rebalance.announced' && (e.payload as { rebalanceId: string }).rebalanceId === rb.id);
+    expect(announced).toHaveLength(1);
+    expect(poller.schedule()[0]!.failures).toBe(0);
+    expect(store.jobStates()[0]!.lastError).toBeNull();
+    expect(store.integrityCheck()).toBe('ok');
+  });
+
+  it('stops a strategy from recording progress, without losing or doubling an event once space is back', async () => {
+    const { store } = await setup();
+    const { logger, lines } = captureLogger();
+    const strategies = await loadStrategies('test/fixtures/strategies/counting', { logger });
+    const runtime = new StrategyRuntime({ store, strategies, logger, retryBaseMs: 5 });
+    cleanups.push(() => runtime.stop());
+    store.appendEvents(announcements(N));
+    const freeSpace = fillDisk(store);
+    runtime.start();
+    await waitFor('a logged store failure', () => lines.some((l) => l.includes('strategy could not record its progress') && l.includes('STORE_FULL')), 5_000, 5);
+    const stuckAt = store.cursor(consumerOf('counting'));
+    expect(stuckAt).toBeLessThan(N);
+
+    freeSpace();
+    runtime.notify();
+    await waitFor('every event delivered', () => store.cursor(consumerOf('counting')) === N, 10_000, 5);
+    const seen = store.strategies.stateEntries('counting').get('seen') as string[];
+    expect(seen).toEqual(Array.from({ length: N }, (_, i) => `rebalance.announced:sindex:rb_${i}`));
+    expect(store.strategies.stateEntries('counting').get('count')).toBe(N);
+  });
+
+  it('holds alerts back while it lasts, then delivers each once, in order', async () => {
+    const { store } = await setup();
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const { logger, lines } = captureLogger();
+    store.appendEvents(announcements(N));
+    const freeSpace = fillDisk(store);
+    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'webhook', name: 'hook', url: receiver.url }], logger, retryBaseMs: 5, idleMs: 5 });
+    cleanups.push(() => dispatcher.stop());
+    dispatcher.start();
+    await waitFor('a logged store failure', () => lines.filter((l) => l.includes('alert sink round failed') && l.includes('STORE_FULL')).length >= 2, 5_000, 5);
+    expect(receiver.requests).toHaveLength(0);
+
+    freeSpace();
+    await waitFor('every delivery recorded', () => store.outbox.summary().find((s) => s.sink === 'hook')?.delivered === N, 10_000, 5);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual(announcements(N).map((e) => e.id));
+  });
+});

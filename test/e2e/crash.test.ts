@@ -54,7 +54,7 @@ describe('kill -9 at random points', () => {
       for (const { id } of feed) expect(completions(db, id), id).toBe(1);
     }
     expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
-  });
+  }, 60_000);
 });
 
 function completions(db: string, rebalanceId: string): number {

@@ -1,7 +1,7 @@
 import { type Clock, type Logger, errorFields, silentLogger, sleep, systemClock } from '../core/index.ts';
-import { type SnapshotStore, storeFailure } from '../store/index.ts';
-import { describeEvent } from './format.ts';
-import { HttpSender, type Sender, type SinkConfig, matches } from './sinks.ts';
+import { type OutboxRow, type SnapshotStore, storeFailure } from '../store/index.ts';
+import { eventAlert, strategyAlert } from './format.ts';
+import { type Alert, HttpSender, type Sender, type SinkConfig, matches, matchesStrategyAlert } from './sinks.ts';
 
 export interface DispatcherOptions {
   store: SnapshotStore;
@@ -23,11 +23,13 @@ export interface DispatcherOptions {
 }
 
 export const alertConsumer = (sink: string) => `alert:${sink}`;
+/** The sink's cursor in the strategy alerts (their row ids), beside its cursor in the events. */
+export const strategyAlertConsumer = (sink: string) => `alert:${sink}:strategy-alerts`;
 
 /**
- * Delivers events to alert sinks through the outbox. Each sink has its own cursor and its
- * own loop: new matching events are queued with the cursor move in one transaction, then
- * sent oldest first with the event id as idempotency key. A delivery is recorded only
+ * Delivers events and strategies' alerts to alert sinks through the outbox. Each sink has its
+ * own cursors and its own loop: new matching items are queued with the cursor move in one
+ * transaction, then sent oldest first with the alert's id as idempotency key. A delivery is recorded only
  * after the sink accepted it, so a crash in between sends it again, never loses it. A
  * failing sink backs off (honouring Retry-After) without holding up the other sinks.
  */
@@ -106,43 +108,61 @@ export class AlertDispatcher {
     this.enqueue(sink);
     for (const row of this.o.store.outbox.due(sink.name, this.clock.now())) {
       if (this.stopped) return;
-      const event = this.o.store.eventsAfter(row.seq - 1, 1)[0];
-      const now = this.clock.now();
-      if (!event || event.id !== row.eventId) {
-        this.o.store.outbox.givenUp(sink.name, row.eventId, now, 'the event is no longer in the log');
+      const alert = this.alertOf(row);
+      if (!alert) {
+        this.o.store.outbox.givenUp(sink.name, row.eventId, this.clock.now(), 'no longer in the database');
         continue;
       }
-      const outcome = await this.sender.send(sink, event, describeEvent(event));
+      const outcome = await this.sender.send(sink, alert);
       const at = this.clock.now();
       if (outcome.ok) {
         this.o.store.outbox.delivered(sink.name, row.eventId, at);
-        this.log.info({ sink: sink.name, event: event.id, attempts: row.attempts + 1 }, 'alert delivered');
+        this.log.info({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1 }, 'alert delivered');
         continue;
       }
       if (!outcome.retry || at - row.createdAt >= this.giveUpAfterMs) {
         const reason = outcome.retry ? `still failing after ${Math.round((at - row.createdAt) / 60_000)} min: ${outcome.reason}` : `refused: ${outcome.reason}`;
         this.o.store.outbox.givenUp(sink.name, row.eventId, at, reason);
-        this.log.warn({ sink: sink.name, event: event.id, attempts: row.attempts + 1, reason }, 'alert given up');
+        this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason }, 'alert given up');
         continue;
       }
       const backoff = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** row.attempts);
       const delay = Math.max(backoff, outcome.retryAfterMs ?? 0);
       this.o.store.outbox.retryAt(sink.name, row.eventId, at + delay, outcome.reason);
-      this.log.warn({ sink: sink.name, event: event.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
+      this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
       // Oldest first: a sink that fails does not jump ahead to newer alerts.
       return;
     }
   }
 
+  private alertOf(row: OutboxRow): Alert | undefined {
+    if (row.strategyAlertId !== null) {
+      const a = this.o.store.strategies.alert(row.strategyAlertId);
+      return a && strategyAlert(a);
+    }
+    const event = this.o.store.eventsAfter(row.seq - 1, 1)[0];
+    return event?.id === row.eventId ? eventAlert(event) : undefined;
+  }
+
+  /** Queues the sink's new events and strategy alerts, each batch with its cursor move. */
   private enqueue(sink: SinkConfig): void {
-    const consumer = alertConsumer(sink.name);
+    const { store } = this.o;
+    this.queueAfter(alertConsumer(sink.name), (after) => store.eventsAfter(after, 500), (e) => e.seq, (e, now) => {
+      if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
+    });
+    this.queueAfter(strategyAlertConsumer(sink.name), (after) => store.strategies.alertsAfter(after, 500), (a) => a.id, (a, now) => {
+      if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlert(a).id, a.seq, now, a.id);
+    });
+  }
+
+  private queueAfter<T>(consumer: string, read: (after: number) => T[], position: (item: T) => number, queue: (item: T, now: number) => void): void {
     for (;;) {
-      const events = this.o.store.eventsAfter(this.o.store.cursor(consumer), 500);
-      if (events.length === 0) return;
+      const items = read(this.o.store.cursor(consumer));
+      if (items.length === 0) return;
       const now = this.clock.now();
       this.o.store.transaction(() => {
-        for (const e of events) if (matches(sink.filter, e)) this.o.store.outbox.enqueue(sink.name, e.id, e.seq, now);
-        this.o.store.setCursor(consumer, events[events.length - 1]!.seq, now);
+        for (const item of items) queue(item, now);
+        this.o.store.setCursor(consumer, position(items[items.length - 1]!), now);
       });
     }
   }

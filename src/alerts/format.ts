@@ -1,4 +1,6 @@
 import type { IndexbotEvent, WeightChange } from '../detect/index.ts';
+import type { StrategyAlertRow } from '../store/index.ts';
+import type { Alert } from './sinks.ts';
 
 const pct = (w: number) => `${(w * 100).toFixed(2)}%`;
 const when = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
@@ -42,4 +44,19 @@ export function describeEvent(e: IndexbotEvent): string {
 
 function fmtReturn(r: number | null | undefined): string {
   return r == null ? 'n/a' : `${r >= 0 ? '+' : ''}${(r * 100).toFixed(2)}%`;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+export function eventAlert(e: IndexbotEvent): Alert {
+  return { id: e.id, text: describeEvent(e), fields: { type: e.type, indexId: e.indexId, occurredAt: iso(e.occurredAt), event: e } };
+}
+
+/** A strategy's `ctx.alert(message, data)`, keyed by its row: raised once, delivered once. */
+export function strategyAlert(a: StrategyAlertRow): Alert {
+  return {
+    id: `strategy.alert:${a.strategy}:${a.id}`,
+    text: `${a.strategy}: ${a.message}`,
+    fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
+  };
 }

@@ -1,15 +1,28 @@
 import { createHmac } from 'node:crypto';
 import axios, { type AxiosInstance } from 'axios';
 import type { EventType, IndexbotEvent, WeightChange } from '../detect/index.ts';
+import type { StrategyAlertRow } from '../store/index.ts';
 
-/** Which events reach a sink. */
+/** Which events and strategy alerts reach a sink. */
 export interface SinkFilter {
   /** @default the three rebalance event types */
   types?: EventType[];
-  /** @default every index */
+  /** Applies to events and to strategy alerts (by the index of the event they answered). @default every index */
   indexes?: string[];
   /** Rebalance events whose largest weight change is smaller are skipped. @default 0 */
   minWeightChange?: number;
+  /** `ctx.alert(...)` of every strategy (true), of none (false), or of those named. @default true */
+  strategyAlerts?: boolean | string[];
+}
+
+/** One message owed to a sink: a detected event, a strategy's alert, or doctor's test. */
+export interface Alert {
+  /** Unique and stable: the `Idempotency-Key`, and the webhook body's `id`. */
+  id: string;
+  /** The line a person reads. */
+  text: string;
+  /** What a generic webhook receives besides `id` and `text`. */
+  fields: { type: string } & Record<string, unknown>;
 }
 
 interface SinkBase {
@@ -40,11 +53,17 @@ export function matches(filter: SinkFilter | undefined, e: IndexbotEvent): boole
   return true;
 }
 
+export function matchesStrategyAlert(filter: SinkFilter | undefined, a: StrategyAlertRow): boolean {
+  const wanted = filter?.strategyAlerts ?? true;
+  if (wanted === false || (Array.isArray(wanted) && !wanted.includes(a.strategy))) return false;
+  return !filter?.indexes || (a.indexId !== null && filter.indexes.includes(a.indexId));
+}
+
 /** What a delivery attempt came to. `retryAfterMs` is the server's own wish (429 Retry-After). */
 export type SendOutcome = { ok: true } | { ok: false; retry: boolean; reason: string; retryAfterMs?: number };
 
 export interface Sender {
-  send(sink: SinkConfig, event: IndexbotEvent, text: string): Promise<SendOutcome>;
+  send(sink: SinkConfig, alert: Alert): Promise<SendOutcome>;
 }
 
 /**
@@ -61,14 +80,14 @@ export class HttpSender implements Sender {
     this.http = axios.create({ timeout: timeoutMs, validateStatus: () => true, maxRedirects: 0, responseType: 'text', transformResponse: (d: unknown) => d });
   }
 
-  async send(sink: SinkConfig, event: IndexbotEvent, text: string): Promise<SendOutcome> {
+  async send(sink: SinkConfig, alert: Alert): Promise<SendOutcome> {
     if (sink.type === 'console') {
-      this.write(`[alert] ${text}\n`);
+      this.write(`[alert] ${alert.text}\n`);
       return { ok: true };
     }
-    const { url, body, headers } = request(sink, event, text);
+    const { url, body, headers } = request(sink, alert);
     try {
-      const res = await this.http.post(url, body, { headers: { 'Content-Type': 'application/json', 'Idempotency-Key': event.id, ...headers } });
+      const res = await this.http.post(url, body, { headers: { 'Content-Type': 'application/json', 'Idempotency-Key': alert.id, ...headers } });
       if (res.status >= 200 && res.status < 300) return { ok: true };
       const retryAfter = Number(res.headers['retry-after']);
       return {
@@ -85,10 +104,11 @@ export class HttpSender implements Sender {
 }
 
 /** The HTTP request of one alert to one sink, body as the exact bytes that are signed. */
-export function request(sink: Exclude<SinkConfig, { type: 'console' }>, event: IndexbotEvent, text: string): { url: string; body: string; headers: Record<string, string> } {
+export function request(sink: Exclude<SinkConfig, { type: 'console' }>, alert: Alert): { url: string; body: string; headers: Record<string, string> } {
+  const { text } = alert;
   switch (sink.type) {
     case 'webhook': {
-      const body = JSON.stringify({ id: event.id, type: event.type, indexId: event.indexId, occurredAt: new Date(event.occurredAt).toISOString(), text, event });
+      const body = JSON.stringify({ id: alert.id, ...alert.fields, text });
       const headers: Record<string, string> = {};
       if (sink.secret) headers['X-Indexbot-Signature'] = `sha256=${createHmac('sha256', sink.secret).update(body).digest('hex')}`;
       return { url: sink.url, body, headers };

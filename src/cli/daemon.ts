@@ -66,8 +66,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     logPlan(logger, plan, config);
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
-    const runtime = startStrategies(openStore, strategies, config, options);
     const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
+    const runtime = startStrategies(openStore, strategies, config, options, () => alerts.notify());
     alerts.start();
     const poller = new Poller({
       client,
@@ -130,7 +130,8 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
   });
 }
 
-function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions): StrategyRuntime {
+/** `alerted` is called once a strategy's alert is committed, for the sinks to pick it up. */
+function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, alerted: () => void): StrategyRuntime {
   const { logger } = options;
   const runtime = new StrategyRuntime({
     store,
@@ -145,6 +146,7 @@ function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], con
     onAlert: (strategy, message, data) => {
       logger.info({ strategy, alert: data }, message);
       options.onAlert?.(strategy, message, data);
+      alerted();
     },
     onFill: (strategy, fill) => {
       logger.info({ strategy, fill }, `${strategy}: paper ${fill.side} ${fill.quantity.toPrecision(6)} ${fill.instrument} at ${fill.price.toPrecision(6)}`);

@@ -4,7 +4,6 @@ import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
 import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
-import type { IndexbotEvent } from '../detect/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient } from './daemon.ts';
@@ -63,8 +62,8 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       continue;
     }
     const now = (options.now ?? Date.now)();
-    const test = { id: `doctor.test:${now}`, type: 'index.status_changed', indexId: 'doctor', seq: 0, occurredAt: now, detectedAt: now, payload: { index: { id: 'doctor', name: 'indexbot doctor', status: 'test' }, previousStatus: 'test' } } as unknown as IndexbotEvent;
-    const outcome = await sender.send(sink, test, 'indexbot doctor: test message; alerts reach this channel');
+    const test = { id: `doctor.test:${now}`, text: 'indexbot doctor: test message; alerts reach this channel', fields: { type: 'doctor.test', occurredAt: new Date(now).toISOString() } };
+    const outcome = await sender.send(sink, test);
     add(outcome.ok ? 'PASS' : 'FAIL', `sink ${sink.name}`, outcome.ok ? `${sink.type}: test message accepted` : `${sink.type}: ${outcome.reason}`);
   }
   return checks;

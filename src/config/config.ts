@@ -15,6 +15,7 @@ const sinkFilter = z
     types: z.array(z.enum(EVENT_TYPES as [string, ...string[]])).min(1),
     indexes: z.array(z.string()).min(1),
     minWeightChange: z.number().min(0).max(1),
+    strategyAlerts: z.union([z.boolean(), z.array(z.string()).min(1)]).describe("strategies whose ctx.alert(...) reach this sink: true (all), false, or names"),
   })
   .partial()
   .optional();

@@ -1,7 +1,7 @@
 export { SnapshotStore, type SnapshotInput, type JobState, type IndexCacheSummary, type OpenStoreOptions } from './snapshot-store.ts';
 export { RunLock } from './run-lock.ts';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
-export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent } from './strategy-tables.ts';
+export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent, type StrategyAlertRow } from './strategy-tables.ts';
 export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
 export { storeFailure } from './sqlite-errors.ts';

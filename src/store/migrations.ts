@@ -237,6 +237,13 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       CREATE INDEX alert_outbox_due ON alert_outbox (sink, status, next_attempt_at);
     `,
   },
+  {
+    // Strategies' own alerts go through the outbox too; their rows name the alert they carry.
+    version: 6,
+    sql: `
+      ALTER TABLE alert_outbox ADD COLUMN strategy_alert_id INTEGER REFERENCES strategy_alerts (id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

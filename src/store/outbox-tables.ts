@@ -2,8 +2,12 @@ import type Database from 'better-sqlite3';
 
 export interface OutboxRow {
   sink: string;
+  /** The idempotency key: the event id, or the strategy alert's key. */
   eventId: string;
+  /** The event's seq; for a strategy alert, the seq of the event its handler ran for. */
   seq: number;
+  /** Set when the row carries a strategy's alert rather than an event. */
+  strategyAlertId: number | null;
   attempts: number;
   createdAt: number;
 }
@@ -25,16 +29,17 @@ export class OutboxTables {
     this.s = prepare(db);
   }
 
-  enqueue(sink: string, eventId: string, seq: number, now: number): void {
-    this.s.enqueue.run(sink, eventId, seq, now, now);
+  enqueue(sink: string, eventId: string, seq: number, now: number, strategyAlertId: number | null = null): void {
+    this.s.enqueue.run(sink, eventId, seq, now, now, strategyAlertId);
   }
 
   /** Pending rows of a sink whose next attempt is due, oldest event first. */
   due(sink: string, now: number, limit = 50): OutboxRow[] {
-    return (this.s.due.all(sink, now, limit) as { sink: string; event_id: string; seq: number; attempts: number; created_at: number }[]).map((r) => ({
+    return (this.s.due.all(sink, now, limit) as { sink: string; event_id: string; seq: number; strategy_alert_id: number | null; attempts: number; created_at: number }[]).map((r) => ({
       sink: r.sink,
       eventId: r.event_id,
       seq: r.seq,
+      strategyAlertId: r.strategy_alert_id,
       attempts: r.attempts,
       createdAt: r.created_at,
     }));
@@ -71,8 +76,9 @@ export class OutboxTables {
 
 function prepare(db: Database.Database) {
   return {
-    enqueue: db.prepare("INSERT OR IGNORE INTO alert_outbox (sink, event_id, seq, status, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?)"),
-    due: db.prepare("SELECT * FROM alert_outbox WHERE sink = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?"),
+    enqueue: db.prepare("INSERT OR IGNORE INTO alert_outbox (sink, event_id, seq, status, next_attempt_at, created_at, strategy_alert_id) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
+    // An event before the strategy alerts its handlers raised (NULLs sort first).
+    due: db.prepare("SELECT * FROM alert_outbox WHERE sink = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY seq, strategy_alert_id LIMIT ?"),
     nextDue: db.prepare("SELECT MIN(next_attempt_at) AS at FROM alert_outbox WHERE sink = ? AND status = 'pending'"),
     finish: db.prepare('UPDATE alert_outbox SET status = ?, finished_at = ?, last_error = COALESCE(?, last_error), attempts = attempts + 1 WHERE sink = ? AND event_id = ?'),
     retry: db.prepare('UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE sink = ? AND event_id = ?'),

@@ -27,6 +27,19 @@ export interface ParkedEvent {
   parkedAt: number;
 }
 
+/** An alert a strategy raised, with the index and seq of the event its handler ran for. */
+export interface StrategyAlertRow {
+  id: number;
+  strategy: string;
+  eventId: string | null;
+  indexId: string | null;
+  /** The seq of that event; 0 when it is no longer in the log. */
+  seq: number;
+  message: string;
+  data: unknown;
+  at: number;
+}
+
 type Row = Record<string, unknown>;
 
 /** The strategies' tables, on the store's connection: written inside the store's transactions. */
@@ -98,6 +111,16 @@ export class StrategyTables {
     this.s.insertAlert.run(strategy, eventId, message, data === undefined ? null : JSON.stringify(data), at);
   }
 
+  /** Alerts after `id`, oldest first. */
+  alertsAfter(id: number, limit: number): StrategyAlertRow[] {
+    return (this.s.alertsAfter.all(id, limit) as Row[]).map(alertRow);
+  }
+
+  alert(id: number): StrategyAlertRow | undefined {
+    const row = this.s.alertById.get(id) as Row | undefined;
+    return row && alertRow(row);
+  }
+
   alertCount(strategy: string): number {
     return (this.s.alertCount.get(strategy) as { n: number }).n;
   }
@@ -122,6 +145,21 @@ export class StrategyTables {
   }
 }
 
+const ALERT_SELECT = 'SELECT a.*, e.index_id, e.seq FROM strategy_alerts a LEFT JOIN events e ON e.id = a.event_id';
+
+function alertRow(r: Row): StrategyAlertRow {
+  return {
+    id: r.id as number,
+    strategy: r.strategy as string,
+    eventId: r.event_id as string | null,
+    indexId: r.index_id as string | null,
+    seq: (r.seq as number | null) ?? 0,
+    message: r.message as string,
+    data: r.data === null ? undefined : (JSON.parse(r.data as string) as unknown),
+    at: r.at as number,
+  };
+}
+
 function prepare(db: Database.Database) {
   return {
     stateAll: db.prepare('SELECT key, value FROM strategy_state WHERE strategy = ?'),
@@ -141,6 +179,8 @@ function prepare(db: Database.Database) {
     fills: db.prepare('SELECT * FROM paper_fills WHERE account = ? ORDER BY id'),
     insertAlert: db.prepare('INSERT INTO strategy_alerts (strategy, event_id, message, data, at) VALUES (?, ?, ?, ?, ?)'),
     alertCount: db.prepare('SELECT COUNT(*) AS n FROM strategy_alerts WHERE strategy = ?'),
+    alertsAfter: db.prepare(`${ALERT_SELECT} WHERE a.id > ? ORDER BY a.id LIMIT ?`),
+    alertById: db.prepare(`${ALERT_SELECT} WHERE a.id = ?`),
     park: db.prepare('INSERT OR REPLACE INTO parked_events (strategy, seq, event_id, attempts, error, parked_at) VALUES (?, ?, ?, ?, ?, ?)'),
     parked: db.prepare('SELECT * FROM parked_events WHERE strategy = ? ORDER BY seq'),
     parkedAll: db.prepare('SELECT * FROM parked_events ORDER BY strategy, seq'),

@@ -35,7 +35,7 @@ export interface StrategyContext<P> {
   replayed: boolean;
   data: MarketData;
   state: StrategyState;
-  /** A message for people: logged and stored with the event (`indexbot status` lists them). */
+  /** A message for people: logged, stored with the event, and sent to the alert sinks (see their `strategyAlerts` filter). */
   alert(message: string, data?: unknown): void;
   broker: Broker;
 }

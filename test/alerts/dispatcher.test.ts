@@ -4,6 +4,7 @@ import { AlertDispatcher, HttpSender, type SinkConfig } from '../../src/alerts/i
 import { ManualClock } from '../../src/core/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
+import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
 import { waitFor } from '../helpers/daemon.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -112,6 +113,39 @@ describe('alert sinks against a local receiver', () => {
     const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => r.headers['idempotency-key']);
     expect(got('/big')).toEqual(['rebalance.announced:mindex:large']);
     expect(got('/sindex')).toEqual(['rebalance.announced:sindex:small']);
+  });
+
+  it("delivers a strategy's ctx.alert after the event it answered, filtered by strategy and index", async () => {
+    const { receiver, store, dispatcher } = await setup((url) => [
+      { type: 'webhook', name: 'all', url: `${url}/all`, secret: SECRET },
+      { type: 'slack', name: 'events-only', url: `${url}/events-only`, filter: { strategyAlerts: false } },
+      { type: 'webhook', name: 'others', url: `${url}/others`, filter: { strategyAlerts: ['someone-else'] } },
+      { type: 'webhook', name: 'mindex', url: `${url}/mindex`, filter: { indexes: ['mindex'], strategyAlerts: ['alerting'] } },
+    ]);
+    store.appendEvents([announced('sindex', 'rb_1'), announced('mindex', 'rb_2')]);
+    const strategies = await loadStrategies('test/fixtures/strategies/alerting', {});
+    await new StrategyRuntime({ store, strategies }).drain();
+    await dispatcher.runOnce();
+    await dispatcher.runOnce();
+    const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => r.headers['idempotency-key']);
+    expect(got('/all')).toEqual(['rebalance.announced:sindex:rb_1', 'strategy.alert:alerting:1', 'rebalance.announced:mindex:rb_2', 'strategy.alert:alerting:2']);
+    expect(got('/events-only')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:mindex:rb_2']);
+    expect(got('/others')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:mindex:rb_2']);
+    expect(got('/mindex')).toEqual(['rebalance.announced:mindex:rb_2', 'strategy.alert:alerting:2']);
+    const hook = receiver.requests.find((r) => r.path === '/all' && r.headers['idempotency-key'] === 'strategy.alert:alerting:1')!;
+    expect(hook.headers['x-indexbot-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(hook.body).digest('hex')}`);
+    expect(JSON.parse(hook.body)).toEqual({
+      id: 'strategy.alert:alerting:1',
+      type: 'strategy.alert',
+      strategy: 'alerting',
+      indexId: 'sindex',
+      occurredAt: expect.any(String),
+      eventId: 'rebalance.announced:sindex:rb_1',
+      message: 'would buy ahead of rb_1',
+      data: { rebalanceId: 'rb_1', notionalUsd: 500 },
+      text: 'alerting: would buy ahead of rb_1',
+    });
+    expect(store.outbox.summary().find((x) => x.sink === 'all')).toMatchObject({ delivered: 4, pending: 0 });
   });
 
   it('a sink that hangs does not hold up another', async () => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AlertDispatcher, HttpSender, type SinkConfig } from '../../src/alerts/index.ts';
-import { ManualClock } from '../../src/core/index.ts';
+import { ManualClock, silentLogger } from '../../src/core/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
@@ -123,7 +123,7 @@ describe('alert sinks against a local receiver', () => {
       { type: 'webhook', name: 'mindex', url: `${url}/mindex`, filter: { indexes: ['mindex'], strategyAlerts: ['alerting'] } },
     ]);
     store.appendEvents([announced('sindex', 'rb_1'), announced('mindex', 'rb_2')]);
-    const strategies = await loadStrategies('test/fixtures/strategies/alerting', {});
+    const strategies = await loadStrategies('test/fixtures/strategies/alerting', { logger: silentLogger });
     await new StrategyRuntime({ store, strategies }).drain();
     await dispatcher.runOnce();
     await dispatcher.runOnce();

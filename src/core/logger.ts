@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { errorFields } from './errors.ts';
 
 /**
  * The logging surface every component takes. pino's logger satisfies it; tests pass a
@@ -69,7 +70,13 @@ export interface CreateLoggerOptions {
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
-  const base = { level: options.level ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } };
+  const base = {
+    level: options.level ?? 'info',
+    redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
+    // An error is logged by its safe fields only: pino's own serializer would copy an axios
+    // error's config (headers with the Authorization) and its request's raw header text.
+    serializers: { err: safeError, error: safeError },
+  };
   if (format === 'pretty') {
     return pino({
       ...base,
@@ -77,4 +84,8 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     });
   }
   return pino(base, (options.destination ?? process.stderr) as pino.DestinationStream);
+}
+
+function safeError(value: unknown): unknown {
+  return value instanceof Error ? errorFields(value) : value;
 }

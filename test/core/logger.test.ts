@@ -1,0 +1,41 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import axios from 'axios';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/index.ts';
+
+function capture() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ format: 'json', level: 'debug', destination }) };
+}
+
+describe('createLogger', () => {
+  it('logs an axios error, under err or error, without its request headers or raw header text', async () => {
+    const token = 'eyJhbGciOiJSUzI1NiJ9.CANARYpayload.CANARYsignature';
+    const server = createServer((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/portfolio`;
+    const error = await axios.get(url, { headers: { Authorization: `Bearer ${token}` } }).catch((e: unknown) => e);
+    await new Promise((r) => server.close(r));
+    // The raw header text the request went out with does hold the token.
+    expect(JSON.stringify((error as { request: { _header: string } }).request._header)).toContain(token);
+
+    const { lines, logger } = capture();
+    logger.error({ err: error }, 'request failed');
+    logger.warn({ error, apiKey: 'sk_CANARY', headers: { authorization: `Bearer ${token}` } }, 'again');
+    const text = lines.join('');
+    expect(text).not.toContain('CANARY');
+    expect(JSON.parse(lines[0]!).err).toEqual({ name: 'AxiosError', code: 'ERR_BAD_RESPONSE', message: 'Request failed with status code 500' });
+    expect(JSON.parse(lines[1]!)).toMatchObject({ apiKey: '[REDACTED]', headers: { authorization: '[REDACTED]' } });
+  });
+});

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -128,6 +129,23 @@ describe('indexbot run against the sandbox', () => {
     expect(d.output()).toContain(config);
     expect(d.output()).toContain('unknown key "intervls"');
     expect(d.output()).toContain('driftThreshold');
+  });
+
+  it('refuses a database it cannot open or use, with exit 78 (a human must act) and no lock left', async () => {
+    const dir = dirname(tempDbPath());
+    const notSqlite = join(dir, 'garbage.db');
+    writeFileSync(notSqlite, 'this is not an SQLite file, just some text that is long enough to have a header'.repeat(20));
+    const cases: [string, RegExp][] = [
+      [dir, /cannot open database .*: |cannot use database /],
+      [notSqlite, /cannot use database .*garbage\.db: file is not a database/],
+    ];
+    for (const [db, message] of cases) {
+      const d = spawnDaemon(['--config', writeConfig(join(dir, 'x.db'), { baseUrl: sb.baseUrl, db })], { INDEXBOT_API_KEY: sb.keys.premium });
+      expect(await d.exited).toBe(78);
+      expect(d.output()).toMatch(message);
+      expect(d.output()).toContain('[STORE_UNAVAILABLE]');
+      expect(existsSync(`${db}.lock`)).toBe(false);
+    }
   });
 
   it('refuses an unknown index', async () => {

@@ -29,7 +29,9 @@ export const strategyAlertConsumer = (sink: string) => `alert:${sink}:strategy-a
 /**
  * Delivers events and strategies' alerts to alert sinks through the outbox. Each sink has its
  * own cursors and its own loop: new matching items are queued with the cursor move in one
- * transaction, then sent oldest first with the alert's id as idempotency key. A delivery is recorded only
+ * transaction, then sent strictly in order (a failing head holds back what follows, so a
+ * receiver never sees a completion before its announcement) with the alert's id as
+ * idempotency key. A delivery is recorded only
  * after the sink accepted it, so a crash in between sends it again, never loses it. A
  * failing sink backs off (honouring Retry-After) without holding up the other sinks.
  */
@@ -106,8 +108,9 @@ export class AlertDispatcher {
 
   private async step(sink: SinkConfig): Promise<void> {
     this.enqueue(sink);
-    for (const row of this.o.store.outbox.due(sink.name, this.clock.now())) {
-      if (this.stopped) return;
+    for (const row of this.o.store.outbox.pending(sink.name)) {
+      // In order: while the head waits out its backoff, nothing behind it jumps ahead.
+      if (this.stopped || row.nextAttemptAt > this.clock.now()) return;
       const alert = this.alertOf(row);
       if (!alert) {
         this.o.store.outbox.givenUp(sink.name, row.eventId, this.clock.now(), 'no longer in the database');
@@ -130,7 +133,6 @@ export class AlertDispatcher {
       const delay = Math.max(backoff, outcome.retryAfterMs ?? 0);
       this.o.store.outbox.retryAt(sink.name, row.eventId, at + delay, outcome.reason);
       this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
-      // Oldest first: a sink that fails does not jump ahead to newer alerts.
       return;
     }
   }

@@ -239,9 +239,12 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
   },
   {
     // Strategies' own alerts go through the outbox too; their rows name the alert they carry.
+    // Each sink sends strictly in order, so its queue is read by position, not by due time.
     version: 6,
     sql: `
       ALTER TABLE alert_outbox ADD COLUMN strategy_alert_id INTEGER REFERENCES strategy_alerts (id);
+      DROP INDEX alert_outbox_due;
+      CREATE INDEX alert_outbox_queue ON alert_outbox (sink, status, seq, strategy_alert_id);
     `,
   },
 ];

@@ -9,6 +9,7 @@ export interface OutboxRow {
   /** Set when the row carries a strategy's alert rather than an event. */
   strategyAlertId: number | null;
   attempts: number;
+  nextAttemptAt: number;
   createdAt: number;
 }
 
@@ -33,21 +34,22 @@ export class OutboxTables {
     this.s.enqueue.run(sink, eventId, seq, now, now, strategyAlertId);
   }
 
-  /** Pending rows of a sink whose next attempt is due, oldest event first. */
-  due(sink: string, now: number, limit = 50): OutboxRow[] {
-    return (this.s.due.all(sink, now, limit) as { sink: string; event_id: string; seq: number; strategy_alert_id: number | null; attempts: number; created_at: number }[]).map((r) => ({
+  /** The first pending rows of a sink's queue, in the order they are to be sent. */
+  pending(sink: string, limit = 50): OutboxRow[] {
+    return (this.s.pending.all(sink, limit) as { sink: string; event_id: string; seq: number; strategy_alert_id: number | null; attempts: number; next_attempt_at: number; created_at: number }[]).map((r) => ({
       sink: r.sink,
       eventId: r.event_id,
       seq: r.seq,
       strategyAlertId: r.strategy_alert_id,
       attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
       createdAt: r.created_at,
     }));
   }
 
-  /** When the sink's next pending row is due, if it has one. */
+  /** When the head of the sink's queue is due, if it has one. */
   nextDue(sink: string): number | undefined {
-    return (this.s.nextDue.get(sink) as { at: number | null }).at ?? undefined;
+    return (this.s.head.get(sink) as { at: number } | undefined)?.at;
   }
 
   delivered(sink: string, eventId: string, now: number): void {
@@ -78,8 +80,8 @@ function prepare(db: Database.Database) {
   return {
     enqueue: db.prepare("INSERT OR IGNORE INTO alert_outbox (sink, event_id, seq, status, next_attempt_at, created_at, strategy_alert_id) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
     // An event before the strategy alerts its handlers raised (NULLs sort first).
-    due: db.prepare("SELECT * FROM alert_outbox WHERE sink = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY seq, strategy_alert_id LIMIT ?"),
-    nextDue: db.prepare("SELECT MIN(next_attempt_at) AS at FROM alert_outbox WHERE sink = ? AND status = 'pending'"),
+    pending: db.prepare("SELECT * FROM alert_outbox WHERE sink = ? AND status = 'pending' ORDER BY seq, strategy_alert_id LIMIT ?"),
+    head: db.prepare("SELECT next_attempt_at AS at FROM alert_outbox WHERE sink = ? AND status = 'pending' ORDER BY seq, strategy_alert_id LIMIT 1"),
     finish: db.prepare('UPDATE alert_outbox SET status = ?, finished_at = ?, last_error = COALESCE(?, last_error), attempts = attempts + 1 WHERE sink = ? AND event_id = ?'),
     retry: db.prepare('UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE sink = ? AND event_id = ?'),
     summary: db.prepare(

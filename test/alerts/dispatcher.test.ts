@@ -87,6 +87,27 @@ describe('alert sinks against a local receiver', () => {
     expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, delivered: 1 });
   });
 
+  it('sends in order: while the oldest alert backs off, newer ones wait behind it', async () => {
+    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'webhook', name: 'hook', url }], (_r, n) => ({ status: n <= 2 ? 503 : 200 }));
+    store.appendEvents([announced('x', 'rb_1')]);
+    await dispatcher.runOnce();
+    store.appendEvents([announced('x', 'rb_2'), announced('x', 'rb_3')]);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    await clock.advance(1_000);
+    await dispatcher.runOnce();
+    await clock.advance(2_000);
+    await dispatcher.runOnce();
+    expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual([
+      'rebalance.announced:x:rb_1',
+      'rebalance.announced:x:rb_1',
+      'rebalance.announced:x:rb_1',
+      'rebalance.announced:x:rb_2',
+      'rebalance.announced:x:rb_3',
+    ]);
+    expect(store.outbox.nextDue('hook')).toBeUndefined();
+  });
+
   it('honours Retry-After on a 429, and gives up after the configured age with the reason kept', async () => {
     const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'slack', name: 'slack', url }], () => ({ status: 429, headers: { 'Retry-After': '30' } }));
     store.appendEvents([announced('x', 'rb_1')]);

@@ -23,8 +23,10 @@ export interface DispatcherOptions {
 }
 
 export const alertConsumer = (sink: string) => `alert:${sink}`;
+const STRATEGY_ALERTS_SUFFIX = ':strategy-alerts';
 /** The sink's cursor in the strategy alerts (their row ids), beside its cursor in the events. */
-export const strategyAlertConsumer = (sink: string) => `alert:${sink}:strategy-alerts`;
+export const strategyAlertConsumer = (sink: string) => `alert:${sink}${STRATEGY_ALERTS_SUFFIX}`;
+export const isStrategyAlertConsumer = (consumer: string) => consumer.startsWith('alert:') && consumer.endsWith(STRATEGY_ALERTS_SUFFIX);
 
 /**
  * Delivers events and strategies' alerts to alert sinks through the outbox. Each sink has its

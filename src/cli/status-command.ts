@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { StoreError } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
@@ -122,7 +123,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
   for (const [type, count] of Object.entries(s.events)) lines.push(`  ${type.padEnd(22)} ${count}`);
   lines.push('', 'Consumer cursors');
   if (s.cursors.length === 0) lines.push('  none');
-  for (const c of s.cursors) lines.push(`  ${c.consumer.padEnd(26)} at seq ${c.seq}`);
+  const width = Math.max(26, ...s.cursors.map((c) => c.consumer.length));
+  for (const c of s.cursors) lines.push(`  ${c.consumer.padEnd(width)} at ${isStrategyAlertConsumer(c.consumer) ? 'alert' : 'seq'} ${c.seq}`);
   lines.push('', 'Strategies (paper accounts at the latest cached prices)');
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
@@ -135,7 +137,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Alert sinks (outbox)');
   if (s.alerts.length === 0) lines.push('  none');
   for (const a of s.alerts) {
-    const backlog = a.pending > 0 ? `  oldest pending ${a.oldestPendingAgeS} s` : '';
+    const backlog = a.pending > 0 ? `  oldest pending ${a.oldestPendingAgeS} s${a.lastError ? ` (last error: ${a.lastError})` : ''}` : '';
     const gaveUp = a.givenUp > 0 ? `  GAVE UP ${a.givenUp}: ${a.lastError}` : '';
     lines.push(`  ${a.sink.padEnd(16)} delivered ${a.delivered}  pending ${a.pending}${backlog}${gaveUp}`);
   }

@@ -6,7 +6,7 @@ import { tierLimits } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger, errorFields } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
-import { RunLock, SnapshotStore, storeFailure } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, storeFailure } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 
 export interface DaemonOptions {
@@ -82,6 +82,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         options.onEvents?.(events);
       },
     });
+    const retention = config.retentionDays > 0 ? new RetentionJob({ store: openStore, days: config.retentionDays, logger: logger.child({ component: 'retention' }) }) : undefined;
     const report = () => {
       try {
         openStore.setRuntime('gates', { gates: client.rateGates(), schedule: poller.schedule(), pid: process.pid }, Date.now());
@@ -91,6 +92,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
     poller.start();
+    retention?.start();
     logger.info({ indexes, strategies: runtime.names, alertSinks: config.alerts.sinks.map((s) => s.name), db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
     return {
       store: openStore,
@@ -103,6 +105,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         await poller.stop(config.shutdownGraceMs);
         await runtime.stop();
         await alerts.stop();
+        await retention?.stop();
         report();
         openStore.close();
         lock.release();

@@ -46,6 +46,7 @@ export function registerDemoCommand(program: Command): void {
         intervalsMs: { rebalancing: 2_000, composition: 3_000, performance: 10_000, indexes: 30_000, tokens: 30_000 },
         driftThreshold: 0.05,
         shutdownGraceMs: 5_000,
+        retentionDays: 30,
         logLevel: 'warn',
         logFormat: undefined,
         apiKey: sandbox.keys.premium,

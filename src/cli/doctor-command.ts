@@ -1,3 +1,5 @@
+import { statSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { HttpSender } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
@@ -16,6 +18,10 @@ interface Check {
   detail: string;
 }
 
+/** Below this, a full disk is near enough to say so: polls would start failing with STORE_FULL. */
+const MIN_FREE_BYTES = 1024 ** 3;
+const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+
 const explain = (e: unknown) => (e instanceof IndexbotError ? `${e.message} [${e.code}]` : (e as Error).message);
 
 /**
@@ -33,6 +39,10 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     const integrity = store.integrityCheck();
     store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
     add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+    const { bavail, bsize } = statfsSync(dirname(config.db));
+    const free = bavail * bsize;
+    const retention = config.retentionDays > 0 ? `snapshots kept ${config.retentionDays} days` : 'retentionDays 0: snapshots are never pruned';
+    add(free < MIN_FREE_BYTES ? 'WARN' : 'PASS', 'disk', `${gib(free)} free beside the database (file ${gib(statSync(config.db).size)}; ${retention})`);
   } catch (e) {
     add('FAIL', 'database', explain(e));
   }

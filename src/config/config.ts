@@ -51,6 +51,7 @@ export const configFileSchema = z.strictObject({
     .describe('seconds between polls of each endpoint'),
   driftThreshold: z.number().gt(0).lt(1).optional().describe('|weight - target| that counts as drift'),
   shutdownGraceMs: z.number().int().nonnegative().optional().describe('how long to wait for polls in flight at shutdown'),
+  retentionDays: z.number().nonnegative().optional().describe('snapshots and finished alert rows older than this are deleted; 0 keeps everything'),
   log: z
     .strictObject({ level: z.enum(LOG_LEVELS), format: z.enum(['json', 'pretty']) })
     .partial()
@@ -100,6 +101,8 @@ export interface Config {
   alerts: { sinks: SinkConfig[]; giveUpAfterMs: number };
   driftThreshold: number;
   shutdownGraceMs: number;
+  /** 0 keeps everything. */
+  retentionDays: number;
   logLevel: LogLevel;
   logFormat: LogFormat | undefined;
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
@@ -174,6 +177,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     intervalsMs: Object.fromEntries(Object.entries(intervals).map(([k, v]) => [k, v * 1000])) as Record<SnapshotKind, number>,
     driftThreshold: file?.driftThreshold ?? 0.02,
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
+    retentionDays: file?.retentionDays ?? 30,
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,

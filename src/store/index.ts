@@ -5,3 +5,4 @@ export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent, t
 export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
 export { storeFailure } from './sqlite-errors.ts';
+export { RetentionJob, type RetentionOptions } from './retention.ts';

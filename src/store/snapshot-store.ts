@@ -328,6 +328,22 @@ export class SnapshotStore implements TokenStore {
     return (this.s.lastSeq.get() as { seq: number | null }).seq ?? 0;
   }
 
+  // --- retention ---
+
+  /**
+   * Deletes up to `limit` snapshots fetched before `cutoff` (their composition rows go with
+   * them), never the newest of an endpoint and index: the next poll compares against it.
+   * Returns how many went; call again until 0.
+   */
+  pruneSnapshots(cutoff: number, limit: number): number {
+    return this.transaction(() => this.s.pruneSnapshots.run(cutoff, limit).changes);
+  }
+
+  /** Deletes up to `limit` outbox rows delivered or given up before `cutoff`. */
+  pruneOutbox(cutoff: number, limit: number): number {
+    return this.s.pruneOutbox.run(cutoff, limit).changes;
+  }
+
   // --- consumer cursors ---
 
   cursor(consumer: string): number {
@@ -431,6 +447,15 @@ function toEvent(r: Row): IndexbotEvent {
 
 function prepare(db: Database.Database) {
   return {
+    pruneSnapshots: db.prepare(
+      `DELETE FROM snapshots WHERE id IN (
+         SELECT id FROM snapshots s WHERE fetched_at < ?
+           AND id < (SELECT MAX(id) FROM snapshots x WHERE x.endpoint = s.endpoint AND x.index_id IS s.index_id)
+         ORDER BY id LIMIT ?)`,
+    ),
+    pruneOutbox: db.prepare(
+      "DELETE FROM alert_outbox WHERE rowid IN (SELECT rowid FROM alert_outbox WHERE status != 'pending' AND finished_at < ? LIMIT ?)",
+    ),
     lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
     insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     snapshotRaw: db.prepare('SELECT raw FROM snapshots WHERE id = ?'),

@@ -26,6 +26,7 @@ describe('indexbot doctor against the sandbox', () => {
     try {
       const config = sandboxConfig(sandbox, tempDbPath(), { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }] } });
       const r = await doctor(['--config', config, '--send-test'], { INDEXBOT_API_KEY: healthy.key });
+      expect(r.out).toMatch(/(PASS|WARN) {2}disk +\d+\.\d\d GiB free beside the database \(file \d+\.\d\d GiB; snapshots kept 30 days\)/);
       expect(r.out).toContain('PASS  credentials      API key accepted');
       expect(r.out).toContain('PASS  permissions      read:index granted');
       expect(r.out).toMatch(/PASS {2}rate limits +the server's X-RateLimit-Limit agrees with tier premium/);

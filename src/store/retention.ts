@@ -1,0 +1,87 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
+import { storeFailure } from './sqlite-errors.ts';
+import type { SnapshotStore } from './snapshot-store.ts';
+
+export interface RetentionOptions {
+  store: SnapshotStore;
+  /** Snapshots and finished outbox rows older than this many days are deleted. */
+  days: number;
+  /** @default 3600000 (hourly) */
+  everyMs?: number;
+  /** Rows per transaction: small, so polls and strategies never wait long. @default 2000 */
+  batch?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default silentLogger */
+  logger?: Logger;
+}
+
+/**
+ * Keeps a bot that runs for months within a small disk: raw snapshots (and the composition
+ * rows they hold) and finished outbox rows past the retention age are deleted in small
+ * batches, and SQLite reuses the freed pages, so the file stops growing. Events, rebalances,
+ * history, fills and strategy alerts are kept.
+ */
+export class RetentionJob {
+  private readonly everyMs: number;
+  private readonly batch: number;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private timer: unknown;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: RetentionOptions) {
+    if (!Number.isFinite(o.days) || o.days <= 0) throw new TypeError(`Expected \`days\` to be a number > 0, got \`${String(o.days)}\``);
+    this.everyMs = o.everyMs ?? 3_600_000;
+    this.batch = o.batch ?? 2_000;
+    this.clock = o.clock ?? systemClock;
+    this.log = o.logger ?? silentLogger;
+  }
+
+  /** Prunes now, then every `everyMs`. */
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass; returns what it deleted. */
+  async runOnce(): Promise<{ snapshots: number; outbox: number }> {
+    const cutoff = this.clock.now() - this.o.days * 86_400_000;
+    const done = { snapshots: 0, outbox: 0 };
+    for (const [key, prune] of [
+      ['snapshots', (n: number) => this.o.store.pruneSnapshots(cutoff, n)],
+      ['outbox', (n: number) => this.o.store.pruneOutbox(cutoff, n)],
+    ] as const) {
+      for (let n = this.batch; n === this.batch && !this.stopped; ) {
+        n = prune(this.batch);
+        done[key] += n;
+        await yieldToLoop();
+      }
+    }
+    if (done.snapshots + done.outbox > 0) this.log.info({ ...done, olderThanDays: this.o.days }, 'pruned old snapshots and alert rows');
+    return done;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.running = this.runOnce()
+        .then(
+          () => undefined,
+          (e: unknown) => this.log.warn({ error: errorFields(storeFailure(e)) }, 'pruning failed; trying again at the next round'),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule(this.everyMs);
+        });
+    }, delayMs);
+  }
+}

@@ -216,7 +216,10 @@ export class SnapshotStore implements TokenStore {
     return (this.s.tokenSymbol.get(address) as { symbol: string } | undefined)?.symbol;
   }
 
-  /** A token's price at or before `at`, from the compositions that list it. */
+  /**
+   * A token's price as of `at` or before: from the most recently stored composition that lists
+   * it with `as_of` no later than `at`. A token dropped from every index keeps its last price.
+   */
   tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
     const r = this.s.tokenPriceAt.get(address, at) as { price_usd: number; as_of: number } | undefined;
     return r ? { priceUsd: r.price_usd, asOf: r.as_of } : undefined;
@@ -477,9 +480,11 @@ function prepare(db: Database.Database) {
          UNION ALL SELECT nav, ts AS as_of FROM history_points WHERE index_id = ? AND ts <= ?
        ) ORDER BY as_of DESC LIMIT 1`,
     ),
+    // Newest stored first (snapshots are stored in time order), so the current price is the
+    // first row read; `as_of` still cuts off what came later.
     tokenPriceAt: db.prepare(
-      `SELECT r.price_usd, s.as_of FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id
-       WHERE t.address = ? AND s.as_of <= ? ORDER BY s.as_of DESC LIMIT 1`,
+      `SELECT r.price_usd, s.as_of FROM composition_rows r JOIN snapshots s ON s.id = r.snapshot_id
+       WHERE r.token_id = (SELECT id FROM token_ids WHERE address = ?) AND s.as_of <= ? ORDER BY r.snapshot_id DESC LIMIT 1`,
     ),
     rebalancesAt: db.prepare(
       `SELECT * FROM (

@@ -81,6 +81,25 @@ describe('SnapshotStore', () => {
     store.close();
   });
 
+  it("gives a token's price from the latest composition listing it, never one stored as of a later time", () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const priced = (asOf: string, a: number, withB = true) => ({
+      ...composition(asOf),
+      constituents: [{ address: 'A', symbol: 'AAA', weight: withB ? 0.5 : 1, target_weight: 0.5, price_usd: a }, ...(withB ? [{ address: 'B', symbol: 'BBB', weight: 0.5, target_weight: 0.5, price_usd: 7 }] : [])],
+    });
+    ingest(store, snap(priced('2026-11-22T10:00:00.000Z', 1)), 'sindex', 1, 0.02);
+    ingest(store, snap(priced('2026-11-22T11:00:00.000Z', 2, false)), 'sindex', 2, 0.02);
+    ingest(store, snap(priced('2026-11-22T12:00:00.000Z', 3, false)), 'sindex', 3, 0.02);
+    const price = (address: string, iso: string) => store.tokenPriceAt(address, Date.parse(iso));
+    expect(price('A', '2026-11-22T09:00:00.000Z')).toBeUndefined();
+    expect(price('A', '2026-11-22T11:30:00.000Z')).toEqual({ priceUsd: 2, asOf: Date.parse('2026-11-22T11:00:00.000Z') });
+    expect(price('A', '2026-11-22T13:00:00.000Z')!.priceUsd).toBe(3);
+    // Dropped from the index: its last listed price stays, so a position can still be valued and sold.
+    expect(price('B', '2026-11-22T13:00:00.000Z')).toEqual({ priceUsd: 7, asOf: Date.parse('2026-11-22T10:00:00.000Z') });
+    expect(price('C', '2026-11-22T13:00:00.000Z')).toBeUndefined();
+    store.close();
+  });
+
   it('stores a payload that failed validation as rejected, with no rows and no events', () => {
     const store = SnapshotStore.open(tempDbPath());
     const bad: Snapshot<'composition'> = { kind: 'composition', raw: { broken: true }, requestId: 'r', error: new (class extends Error {})('bad') as never };

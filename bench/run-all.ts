@@ -5,5 +5,6 @@ import { run as dispatch } from './dispatch.ts';
 import { run as ingest } from './ingest.ts';
 import { run as rateGate } from './rate-gate.ts';
 import { run as sandbox } from './sandbox.ts';
+import { run as soak } from './soak.ts';
 
-for (const bench of [rateGate, sandbox, ingest, cacheQueries, dispatch, backtest]) await bench();
+for (const bench of [rateGate, sandbox, ingest, cacheQueries, dispatch, soak, backtest]) await bench();

@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { IndexbotError, createLogger } from '../core/index.ts';
+import { IndexbotError } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
-import { dateOption, intervalOption, listOption, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, SERVER_FLAGS, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface BackfillFlags extends ConfigFlags {
   from: number;
@@ -24,15 +24,11 @@ export function registerBackfillCommand(program: Command): void {
       .option('--to <date>', 'end (default now)', dateOption)
       .option('--indexes <ids>', 'comma-separated index ids (default the configured ones)', listOption)
       .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h'),
-    'config',
-    'baseUrl',
-    'db',
-    'tier',
-    'logFormat',
-    'logLevel',
+    ...SERVER_FLAGS,
+    ...LOG_FLAGS,
   ).action(async (flags: BackfillFlags) => {
       const config = loadConfig(flags);
-      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const logger = loggerFor(config);
       const store = SnapshotStore.open(config.db);
       const abort = new AbortController();
       const onSignal = () => abort.abort(new IndexbotError('backfill interrupted; run the same command again to resume', 'INTERRUPTED', 'temporary'));

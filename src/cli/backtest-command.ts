@@ -5,11 +5,11 @@ import { SingleBar } from 'cli-progress';
 import { type BacktestOptions, type BacktestResult, buildReport, fixed, formatTable, pct, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
 import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { ConfigError, type Logger, createLogger } from '../core/index.ts';
+import { ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
-import { dateOption, intOption, intervalOption, listOption, numberOption, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
 
 interface BacktestFlags extends ConfigFlags {
   strategy: string;
@@ -77,12 +77,11 @@ export function registerBacktestCommand(program: Command): void {
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables'),
     'config',
     'db',
-    'logFormat',
-    'logLevel',
+    ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: BacktestFlags) => {
       const config = loadConfig(flags, process.env, { server: false });
-      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const logger = loggerFor(config);
       const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
       const base = config.strategies.params[strategy.name] ?? {};
       const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => (flags.params.length > 0 ? flags.params : [{}]).map((p) => ({ ...p, ...g }))) : flags.params.length > 0 ? flags.params : [{}];

@@ -9,7 +9,7 @@ import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient } from './daemon.ts';
-import { withConfigFlags } from './options.ts';
+import { SERVER_FLAGS, withConfigFlags } from './options.ts';
 
 type Verdict = 'PASS' | 'WARN' | 'FAIL';
 interface Check {
@@ -122,10 +122,7 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
 export function registerDoctorCommand(program: Command): void {
   withConfigFlags(
     program.command('doctor').description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks').option('--send-test', 'send a test message to each alert sink'),
-    'config',
-    'baseUrl',
-    'db',
-    'tier',
+    ...SERVER_FLAGS,
     'strategies',
   ).action(async (flags: ConfigFlags & { sendTest?: boolean }) => {
       let config: Config;

@@ -1,5 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import type { Config } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
+import { type Logger, createLogger } from '../core/index.ts';
 
 /** Commander argument parsers that reject bad values with a message naming what was given. */
 export function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -56,6 +58,15 @@ const CONFIG_FLAGS = {
   logLevel: ['--log-level <level>', 'trace, debug (adds a line per HTTP request), info, warn or error (env INDEXBOT_LOG_LEVEL)'],
   strategies: ['--strategies <dir>', 'where strategy modules are loaded from (default strategies/, env INDEXBOT_STRATEGIES)'],
 } as const;
+
+/** What every command that talks to the server takes. */
+export const SERVER_FLAGS = ['config', 'baseUrl', 'db', 'tier'] as const;
+export const LOG_FLAGS = ['logFormat', 'logLevel'] as const;
+
+/** The logger a command writes with, as the config (and its flags) ask. */
+export function loggerFor(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
+  return createLogger({ level: config.logLevel, format: config.logFormat });
+}
 
 export function withConfigFlags(command: Command, ...flags: (keyof typeof CONFIG_FLAGS)[]): Command {
   for (const f of flags) {

@@ -1,22 +1,17 @@
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
-import { createLogger } from '../core/index.ts';
 import { startDaemon } from './daemon.ts';
-import { untilSignal, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, SERVER_FLAGS, loggerFor, untilSignal, withConfigFlags } from './options.ts';
 
 export function registerRunCommand(program: Command): void {
   withConfigFlags(
     program.command('run').description('the daemon: poll, cache in SQLite, detect rebalances, run strategies until SIGINT/SIGTERM'),
-    'config',
-    'baseUrl',
-    'db',
-    'tier',
-    'logFormat',
-    'logLevel',
+    ...SERVER_FLAGS,
+    ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: ConfigFlags) => {
       const config = loadConfig(flags);
-      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const logger = loggerFor(config);
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);
       const daemon = await startDaemon(config, { logger });
       const signal = await untilSignal();

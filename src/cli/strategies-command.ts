@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { createLogger } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
-import { withConfigFlags } from './options.ts';
+import { loggerFor, withConfigFlags } from './options.ts';
 
 interface RetryFlags extends ConfigFlags {
   strategy?: string;
@@ -28,7 +27,7 @@ export function registerStrategiesCommand(program: Command): void {
     'strategies',
   ).action(async (flags: RetryFlags) => {
       const config = loadConfig(flags, process.env, { server: false });
-      const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+      const logger = loggerFor(config);
       const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
       const lock = RunLock.acquire(config.db);
       const store = SnapshotStore.open(config.db);

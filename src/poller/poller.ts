@@ -27,6 +27,8 @@ export interface PollerOptions {
   onEvents?: (events: IndexbotEvent[]) => void;
 }
 
+const TICK_MS = 1_000;
+
 interface JobRun {
   job: PollJob;
   nextDueAt: number;
@@ -73,6 +75,7 @@ export class Poller {
   /** Starts the once-a-second tick. */
   start(): void {
     if (this.task) return;
+    // Six fields: every second, which is TICK_MS.
     this.task = cron.schedule('* * * * * *', () => this.tick(), { name: 'indexbot-poller', noOverlap: true });
     this.tick();
   }
@@ -83,7 +86,9 @@ export class Poller {
     const now = this.clock.now();
     const started: Promise<void>[] = [];
     for (const run of this.runs) {
-      if (run.running || now < run.nextDueAt) continue;
+      // Ticks come a second apart with a few ms of jitter: a job due before the next tick is
+      // half way run now, or a 15 s job would run every 16 s whenever this tick came early.
+      if (run.running || now < run.nextDueAt - TICK_MS / 2) continue;
       run.running = this.runJob(run).finally(() => {
         run.running = undefined;
       });

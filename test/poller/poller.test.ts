@@ -38,6 +38,25 @@ describe('Poller', () => {
     await clock.advance(0);
   });
 
+  it('keeps to its interval when the ticks jitter by a few ms', async () => {
+    const clock = new ManualClock();
+    const { poller, log } = setup(() => ({ body: comp(log.length) }), clock);
+    // Ticks a second apart, each early or late by up to 20 ms; the run itself takes 7 ms.
+    const jitter = [0, 15, -20, 5, -10, 20, -5];
+    let at = clock.now();
+    for (let s = 1; s <= 60; s++) {
+      const started = poller.tick();
+      await clock.advance(7);
+      await Promise.all(started);
+      const next = s * 1_000 + jitter[s % jitter.length]!;
+      await clock.advance(next - (clock.now() - at));
+    }
+    const times = log.filter((r) => r.path.endsWith('composition')).map((r) => r.at);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps.length).toBe(5);
+    for (const gap of gaps) expect(Math.abs(gap - 10_000)).toBeLessThanOrEqual(40);
+  });
+
   it('backs off a failing job without holding back the others', async () => {
     const clock = new ManualClock();
     const { poller, log, store } = setup((req) =>

@@ -217,11 +217,11 @@ export class SnapshotStore implements TokenStore {
   }
 
   /**
-   * A token's price as of `at` or before: from the most recently stored composition that lists
-   * it with `as_of` no later than `at`. A token dropped from every index keeps its last price.
+   * A token's price as of `at` or before: from the latest composition (`as_of` no later than
+   * `at`) of the indexes that hold it; a token dropped from every index keeps its last price.
    */
   tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
-    const r = this.s.tokenPriceAt.get(address, at) as { price_usd: number; as_of: number } | undefined;
+    const r = (this.s.tokenPriceNow.get({ address, at }) ?? this.s.tokenPriceAt.get({ address, at })) as { price_usd: number; as_of: number } | undefined;
     return r ? { priceUsd: r.price_usd, asOf: r.as_of } : undefined;
   }
 
@@ -480,11 +480,20 @@ function prepare(db: Database.Database) {
          UNION ALL SELECT nav, ts AS as_of FROM history_points WHERE index_id = ? AND ts <= ?
        ) ORDER BY as_of DESC LIMIT 1`,
     ),
-    // Newest stored first (snapshots are stored in time order), so the current price is the
-    // first row read; `as_of` still cuts off what came later.
+    // The common case, a token some index holds: each index's latest composition as of @at,
+    // found through snapshots_by_time, then one primary-key probe per index.
+    tokenPriceNow: db.prepare(
+      `SELECT r.price_usd, s.as_of FROM indexes i
+       JOIN snapshots s ON s.id = (
+         SELECT id FROM snapshots x WHERE x.endpoint = 'composition' AND x.status = 'accepted' AND x.index_id = i.id AND x.as_of <= @at
+         ORDER BY x.as_of DESC, x.id DESC LIMIT 1)
+       JOIN composition_rows r ON r.snapshot_id = s.id AND r.token_id = (SELECT id FROM token_ids WHERE address = @address)
+       ORDER BY s.as_of DESC LIMIT 1`,
+    ),
+    // A token no index holds any more: its last listed price, the long way round.
     tokenPriceAt: db.prepare(
       `SELECT r.price_usd, s.as_of FROM composition_rows r JOIN snapshots s ON s.id = r.snapshot_id
-       WHERE r.token_id = (SELECT id FROM token_ids WHERE address = ?) AND s.as_of <= ? ORDER BY r.snapshot_id DESC LIMIT 1`,
+       WHERE r.token_id = (SELECT id FROM token_ids WHERE address = @address) AND s.as_of <= @at ORDER BY s.as_of DESC LIMIT 1`,
     ),
     rebalancesAt: db.prepare(
       `SELECT * FROM (

@@ -87,6 +87,7 @@ describe('SnapshotStore', () => {
       ...composition(asOf),
       constituents: [{ address: 'A', symbol: 'AAA', weight: withB ? 0.5 : 1, target_weight: 0.5, price_usd: a }, ...(withB ? [{ address: 'B', symbol: 'BBB', weight: 0.5, target_weight: 0.5, price_usd: 7 }] : [])],
     });
+    store.upsertIndex({ id: 'sindex', name: 'S', status: 'active' } as never, 0);
     ingest(store, snap(priced('2026-11-22T10:00:00.000Z', 1)), 'sindex', 1, 0.02);
     ingest(store, snap(priced('2026-11-22T11:00:00.000Z', 2, false)), 'sindex', 2, 0.02);
     ingest(store, snap(priced('2026-11-22T12:00:00.000Z', 3, false)), 'sindex', 3, 0.02);

@@ -1,10 +1,19 @@
-/** `npm run bench`: every benchmark in turn, each printing its own figures. */
-import { run as backtest } from './backtest.ts';
-import { run as cacheQueries } from './cache-queries.ts';
-import { run as dispatch } from './dispatch.ts';
-import { run as ingest } from './ingest.ts';
-import { run as rateGate } from './rate-gate.ts';
-import { run as sandbox } from './sandbox.ts';
-import { run as soak } from './soak.ts';
+/**
+ * `npm run bench`: every benchmark in turn, each in its own process so that one's memory
+ * (the backtest's peak RSS, the soak's heap) is not another's.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-for (const bench of [rateGate, sandbox, ingest, cacheQueries, dispatch, soak, backtest]) await bench();
+const BENCHES = ['rate-gate', 'sandbox', 'ingest', 'cache-queries', 'dispatch', 'soak', 'backtest'];
+
+let failed = 0;
+for (const name of BENCHES) {
+  const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    console.error(`${name}: exited with ${r.status ?? r.signal}`);
+  }
+}
+process.exitCode = failed > 0 ? 1 : 0;

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StoreError } from '../core/index.ts';
 
 /**
@@ -11,6 +12,12 @@ export class RunLock {
 
   static acquire(dbPath: string): RunLock {
     const path = `${dbPath}.lock`;
+    // Taken before the store opens (and creates the directory), so it makes the directory too.
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (e) {
+      throw new StoreError(`cannot create the directory of ${dbPath}: ${(e as NodeJS.ErrnoException).code}`, 'STORE_UNAVAILABLE');
+    }
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(path, 'wx', 0o600);

@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/api/index.ts';
@@ -134,6 +135,16 @@ describe('SnapshotStore', () => {
     expect(store.appendEvents([{ ...e, detectedAt: 3 }])).toHaveLength(0);
     expect(store.eventCounts()).toEqual({ 'rebalance.completed': 1 });
     store.close();
+  });
+
+  it('takes the lock, and opens the store, in a directory that does not exist yet', () => {
+    const db = join(dirname(tempDbPath()), 'new', 'dir', 'bot.db');
+    const lock = RunLock.acquire(db);
+    const store = SnapshotStore.open(db);
+    expect(existsSync(`${db}.lock`)).toBe(true);
+    store.close();
+    lock.release();
+    expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
   it('refuses a second run on the same file, and takes over the lock of a dead process', () => {

@@ -15,7 +15,7 @@ const sinkFilter = z
     types: z.array(z.enum(EVENT_TYPES as [string, ...string[]])).min(1),
     indexes: z.array(z.string()).min(1),
     minWeightChange: z.number().min(0).max(1),
-    strategyAlerts: z.union([z.boolean(), z.array(z.string()).min(1)]).describe("strategies whose ctx.alert(...) reach this sink: true (all), false, or names"),
+    strategyAlerts: z.union([z.boolean(), z.array(z.string()).min(1)], { error: 'expected true, false or a list of strategy names' }).describe("strategies whose ctx.alert(...) reach this sink: true (all), false, or names"),
   })
   .partial()
   .optional();
@@ -26,7 +26,7 @@ const sinkSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('webhook'), name: sinkName, filter: sinkFilter, url: secret, secret: secret.optional() }),
   z.strictObject({ type: z.literal('slack'), name: sinkName, filter: sinkFilter, url: secret }),
   z.strictObject({ type: z.literal('discord'), name: sinkName, filter: sinkFilter, url: secret }),
-  z.strictObject({ type: z.literal('telegram'), name: sinkName, filter: sinkFilter, botToken: secret, chatId: z.union([z.string(), z.number()]), baseUrl: httpUrl.optional() }),
+  z.strictObject({ type: z.literal('telegram'), name: sinkName, filter: sinkFilter, botToken: secret, chatId: z.union([z.string(), z.number()], { error: 'expected a chat id, a number or a string' }), baseUrl: httpUrl.optional() }),
 ]);
 
 /** The config file: every key optional, unknown keys refused. */

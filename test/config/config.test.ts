@@ -101,5 +101,14 @@ describe('alert sinks in the config', () => {
     expect(bad.message).not.toContain('secret-path');
     expect(fail(() => loadConfig({ config: sinks([{ type: 'console' }, { type: 'slack', name: 'console', url: 'http://a/b' }]) }, {})).message).toContain('two sinks are named "console"');
     expect(fail(() => loadConfig({ config: sinks([{ type: 'pager' }]) }, {}))).toBeInstanceOf(ConfigError);
+    const filter = fail(() => loadConfig({ config: sinks([{ type: 'console', filter: { strategyAlerts: 'yes' } }, { type: 'telegram', botToken: 't', chatId: {} }]) }, {}));
+    expect(filter.message).toContain('alerts.sinks.0.filter.strategyAlerts: expected true, false or a list of strategy names');
+    expect(filter.message).toContain('alerts.sinks.1.chatId: expected a chat id, a number or a string');
+  });
+
+  it('reads retentionDays, 30 by default, 0 to keep everything, never negative', () => {
+    expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).retentionDays).toBe(30);
+    expect(loadConfig({ config: file({ ...base, retentionDays: 0 }) }, {}).retentionDays).toBe(0);
+    expect(fail(() => loadConfig({ config: file({ ...base, retentionDays: -1 }) }, {})).message).toContain('retentionDays: Too small');
   });
 });

@@ -31,11 +31,11 @@ export const isStrategyAlertConsumer = (consumer: string) => consumer.startsWith
 /**
  * Delivers events and strategies' alerts to alert sinks through the outbox. Each sink has its
  * own cursors and its own loop: new matching items are queued with the cursor move in one
- * transaction, then sent strictly in order (a failing head holds back what follows, so a
- * receiver never sees a completion before its announcement) with the alert's id as
- * idempotency key. A delivery is recorded only
- * after the sink accepted it, so a crash in between sends it again, never loses it. A
- * failing sink backs off (honouring Retry-After) without holding up the other sinks.
+ * transaction, then sent in the order queued, with the alert's id as idempotency key; a
+ * failing head holds back what follows, so a receiver never sees a completion before its
+ * announcement. A delivery is recorded only after the sink accepted it, so a crash in
+ * between sends it again, never loses it. A failing sink backs off (honouring Retry-After)
+ * without holding up the other sinks.
  */
 export class AlertDispatcher {
   private readonly clock: Clock;

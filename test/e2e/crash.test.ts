@@ -2,23 +2,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../src/sandbox/prng.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
+import { startReceiver } from '../helpers/receiver.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const INDEXES = ['dindex', 'mindex', 'nindex', 'aindex'];
 
 let sb: Sandbox;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
+  receiver = await startReceiver();
 });
-afterAll(() => sb.close());
+afterAll(async () => {
+  await receiver.close();
+  await sb.close();
+});
 
 describe('kill -9 at random points', () => {
-  it('loses no event and repeats none; the database stays intact', async () => {
+  it('loses no event and repeats none, delivers every rebalance alert, and the database stays intact', async () => {
     const db = tempDbPath();
     const config = sandboxConfig(sb, db, {
       indexes: INDEXES,
       intervals: { rebalancing: 1, composition: 1, performance: 1, indexes: 5, tokens: 5 },
+      alerts: { sinks: [{ type: 'webhook', name: 'hook', url: `${receiver.url}/hook` }] },
     });
     const env = { INDEXBOT_API_KEY: sb.keys.premium };
     const random = rng(20261122);
@@ -39,6 +46,10 @@ describe('kill -9 at random points', () => {
     const last = spawnDaemon(['--config', config], env);
     const settleBy = Math.max(...triggered.map((t) => t.effectiveAt)) + 3_000;
     await waitFor('every completion', () => Date.now() > settleBy && triggered.every((t) => completions(db, t.id) === 1), 30_000);
+    const rebalanceEvents = () => readDb(db, (d) => (d.prepare("SELECT id FROM events WHERE type LIKE 'rebalance.%' ORDER BY seq").all() as { id: string }[]).map((r) => r.id));
+    const undelivered = () => readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM alert_outbox WHERE status != 'delivered'").get() as { n: number }).n);
+    const deliveredEvents = () => readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM alert_outbox WHERE status = 'delivered' AND strategy_alert_id IS NULL").get() as { n: number }).n);
+    await waitFor('every rebalance alert delivered', () => deliveredEvents() === rebalanceEvents().length && undelivered() === 0, 15_000);
     last.child.kill('SIGTERM');
     expect(await last.exited).toBe(0);
 
@@ -53,6 +64,13 @@ describe('kill -9 at random points', () => {
       const feed = readDb(db, (d) => d.prepare("SELECT id FROM rebalances WHERE index_id = ? AND status = 'completed' AND completed_at >= ?").all(index, triggered[0]!.effectiveAt - 60_000) as { id: string }[]);
       for (const { id } of feed) expect(completions(db, id), id).toBe(1);
     }
+    // Each rebalance event (and each alert the example strategies raised) reached the sink; a
+    // kill between send and record may send one twice, always with the same key, so a
+    // receiver that dedupes by key sees each once.
+    const keys = receiver.requests.map((r) => r.headers['idempotency-key'] as string);
+    expect([...new Set(keys.filter((k) => k.startsWith('rebalance.')))].sort()).toEqual([...rebalanceEvents()].sort());
+    expect(keys.filter((k) => k.startsWith('strategy.alert:')).length).toBeGreaterThan(0);
+    expect(undelivered()).toBe(0);
     expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
   }, 60_000);
 });

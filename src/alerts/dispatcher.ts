@@ -1,6 +1,6 @@
-import { type Clock, type Logger, errorFields, silentLogger, sleep, systemClock } from '../core/index.ts';
-import { type OutboxRow, type SnapshotStore, storeFailure } from '../store/index.ts';
-import { eventAlert, strategyAlert } from './format.ts';
+import { type Clock, type Logger, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type OutboxRow, type SnapshotStore, failureFields } from '../store/index.ts';
+import { eventAlert, strategyAlert, strategyAlertKey } from './format.ts';
 import { type Alert, HttpSender, type Sender, type SinkConfig, matches, matchesStrategyAlert } from './sinks.ts';
 
 export interface DispatcherOptions {
@@ -98,7 +98,7 @@ export class AlertDispatcher {
         // The store is busy or the disk is full: nothing was recorded, so a later round redoes it.
         failures++;
         wait = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** (failures - 1));
-        this.log.error({ sink: sink.name, failures, retryInMs: wait, error: errorFields(storeFailure(e)) }, 'alert sink round failed; retrying');
+        this.log.error({ sink: sink.name, failures, retryInMs: wait, error: failureFields(e) }, 'alert sink round failed; retrying');
       }
       if (this.stopped) break;
       const abort = new AbortController();
@@ -155,7 +155,7 @@ export class AlertDispatcher {
       if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
     });
     this.queueAfter(strategyAlertConsumer(sink.name), (after) => store.strategies.alertsAfter(after, 500), (a) => a.id, (a, now) => {
-      if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlert(a).id, a.seq, now, a.id);
+      if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlertKey(a), a.seq, now, a.id);
     });
   }
 

@@ -52,10 +52,13 @@ export function eventAlert(e: IndexbotEvent): Alert {
   return { id: e.id, text: describeEvent(e), fields: { type: e.type, indexId: e.indexId, occurredAt: iso(e.occurredAt), event: e } };
 }
 
-/** A strategy's `ctx.alert(message, data)`, keyed by its row: raised once, delivered once. */
+/** A strategy alert's idempotency key, from its row: raised once, delivered once. */
+export const strategyAlertKey = (a: Pick<StrategyAlertRow, 'strategy' | 'id'>) => `strategy.alert:${a.strategy}:${a.id}`;
+
+/** A strategy's `ctx.alert(message, data)` as a message to a sink. */
 export function strategyAlert(a: StrategyAlertRow): Alert {
   return {
-    id: `strategy.alert:${a.strategy}:${a.id}`,
+    id: strategyAlertKey(a),
     text: `${a.strategy}: ${a.message}`,
     fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
   };

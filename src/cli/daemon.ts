@@ -3,10 +3,10 @@ import { IndexClient } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger, errorFields } from '../core/index.ts';
+import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
-import { RetentionJob, RunLock, SnapshotStore, storeFailure } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 
 export interface DaemonOptions {
@@ -87,7 +87,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       try {
         openStore.setRuntime('gates', { gates: client.rateGates(), schedule: poller.schedule(), pid: process.pid }, Date.now());
       } catch (e) {
-        logger.warn({ error: errorFields(storeFailure(e)) }, 'could not record the status for `indexbot status`; next try in 5 s');
+        logger.warn({ error: failureFields(e) }, 'could not record the status for `indexbot status`; next try in 5 s');
       }
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);

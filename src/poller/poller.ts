@@ -3,7 +3,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { IndexClient } from '../api/index.ts';
 import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { type SnapshotStore, storeFailure } from '../store/index.ts';
+import { type SnapshotStore, failureFields, storeFailure } from '../store/index.ts';
 import type { PollJob } from './budget.ts';
 import { ingest } from './ingest.ts';
 
@@ -151,7 +151,7 @@ export class Poller {
       try {
         this.o.store.recordJobRun(job.name, this.clock.now(), failure instanceof Error ? failure.message : String(failure));
       } catch (storeError) {
-        this.logger.error({ job: job.name, error: errorFields(storeFailure(storeError)) }, 'could not record the failed poll');
+        this.logger.error({ job: job.name, error: failureFields(storeError) }, 'could not record the failed poll');
       }
     }
   }

@@ -4,5 +4,5 @@ export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent, type StrategyAlertRow } from './strategy-tables.ts';
 export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
-export { storeFailure } from './sqlite-errors.ts';
+export { failureFields, storeFailure } from './sqlite-errors.ts';
 export { RetentionJob, type RetentionOptions } from './retention.ts';

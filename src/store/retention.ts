@@ -1,6 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
-import { storeFailure } from './sqlite-errors.ts';
+import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { failureFields } from './sqlite-errors.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
 export interface RetentionOptions {
@@ -76,7 +76,7 @@ export class RetentionJob {
       this.running = this.runOnce()
         .then(
           () => undefined,
-          (e: unknown) => this.log.warn({ error: errorFields(storeFailure(e)) }, 'pruning failed; trying again at the next round'),
+          (e: unknown) => this.log.warn({ error: failureFields(e) }, 'pruning failed; trying again at the next round'),
         )
         .finally(() => {
           this.running = undefined;

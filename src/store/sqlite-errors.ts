@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { StoreWriteError } from '../core/index.ts';
+import { StoreWriteError, errorFields } from '../core/index.ts';
 
 /**
  * SQLite's errors that pass with time (a full disk, a lock held too long, an I/O hiccup) as
@@ -19,4 +19,9 @@ export function storeFailure(e: unknown): unknown {
     return new StoreWriteError(`the database file could not be written (${code}: ${e.message}); nothing of this write was kept`, 'STORE_IO', code);
   }
   return e;
+}
+
+/** What a log line says about a failure that may be the store's: typed when it is. */
+export function failureFields(e: unknown): Record<string, unknown> {
+  return errorFields(storeFailure(e));
 }

@@ -1,6 +1,6 @@
-import { type Clock, type Logger, StrategyError, errorFields, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { type PaperPosition, type SnapshotStore, storeFailure } from '../store/index.ts';
+import { type PaperPosition, type SnapshotStore, failureFields } from '../store/index.ts';
 import type { Fill } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
@@ -166,7 +166,7 @@ class StrategyRunner {
         // back and the committed state is untouched, so the same events are delivered again.
         failures++;
         const retryInMs = Math.min(60_000, this.retryBaseMs * 2 ** (failures - 1));
-        this.log.error({ failures, retryInMs, error: errorFields(storeFailure(e)) }, 'strategy could not record its progress; retrying');
+        this.log.error({ failures, retryInMs, error: failureFields(e) }, 'strategy could not record its progress; retrying');
         await this.rest(retryInMs);
         continue;
       }

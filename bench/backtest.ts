@@ -43,7 +43,11 @@ export function buildCache(path: string): void {
     for (let h = 0; h < HOURS; h++) {
       for (const m of members) m.price *= 1 + (random() - 0.5) * 0.01;
       const total = members.reduce((a, m) => a + m.price, 0);
-      points.push({ timestamp: new Date(FROM + h * 3_600_000).toISOString(), nav: total, constituents: members.map((m) => ({ address: m.address, symbol: m.symbol, price_usd: m.price, weight: m.price / total })) } as HistoryPoint);
+      points.push({
+        timestamp: new Date(FROM + h * 3_600_000).toISOString(),
+        nav: total,
+        constituents: members.map((m) => ({ address: m.address, symbol: m.symbol, price_usd: m.price, weight: m.price / total })),
+      } as HistoryPoint);
     }
     const rebalances: Rebalance[] = [];
     for (let week = 1; week < 52; week++) {
@@ -103,7 +107,7 @@ export async function run(): Promise<void> {
     const events = Object.values(r.eventCounts).reduce((a, b) => a + b, 0);
     console.log(
       `  ${strategy.strategy.name.padEnd(28)}  ${(r.replayed / s).toFixed(0).padStart(9)} items/s  ${(events / s).toFixed(0).padStart(9)} events/s  total ${s.toFixed(2)} s` +
-        `  (${r.replayed} items, ${events} events, ${r.fills.length} fills${strategy === noop ? `; ${((r.replayed / s) / (rows / bareS)).toFixed(2)}x bare` : ''})`,
+        `  (${r.replayed} items, ${events} events, ${r.fills.length} fills${strategy === noop ? `; ${(r.replayed / s / (rows / bareS)).toFixed(2)}x bare` : ''})`,
     );
   }
   cache.close();

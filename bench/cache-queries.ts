@@ -33,14 +33,21 @@ export async function run(): Promise<void> {
       for (let m = hour * 60; m < (hour + 1) * 60; m++) {
         const at = T0 + m * 60_000;
         for (let x = 0; x < INDEXES; x++) {
-          const c = { index_id: `idx${x}`, as_of: new Date(at).toISOString(), rebalance_id: null, constituents: tokens.slice(x * 3, x * 3 + 12).map((k) => ({ ...k, weight: 1 / 12, target_weight: 1 / 12, price_usd: 1 + m / 1e4 })) } as Composition;
+          const c = {
+            index_id: `idx${x}`,
+            as_of: new Date(at).toISOString(),
+            rebalance_id: null,
+            constituents: tokens.slice(x * 3, x * 3 + 12).map((k) => ({ ...k, weight: 1 / 12, target_weight: 1 / 12, price_usd: 1 + m / 1e4 })),
+          } as Composition;
           store.insertComposition(store.insertSnapshot({ endpoint: 'composition', indexId: c.index_id, fetchedAt: at, asOf: at, hash: `${x}:${m}`, raw: '{}', status: 'accepted' }), c);
         }
       }
     });
   }
   const snapshots = DAYS * PER_DAY * INDEXES;
-  console.log(`cache queries: ${INDEXES} indexes x ${DAYS} days of one composition a minute (${snapshots} snapshots, ${snapshots * 12} rows), built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  console.log(
+    `cache queries: ${INDEXES} indexes x ${DAYS} days of one composition a minute (${snapshots} snapshots, ${snapshots * 12} rows), built in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
   const token = tokens[10]!.address;
   timeEach('tokenPriceAt now', 200, () => store.tokenPriceAt(token, end));
   timeEach('tokenPriceAt one day back', 200, () => store.tokenPriceAt(token, end - 86_400_000));

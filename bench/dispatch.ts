@@ -22,12 +22,33 @@ function events(n: number): NewEvent[] {
     const changes = TOKENS.slice(0, 4).map((t, k) => ({ address: t.address, symbol: t.symbol, action: 'increase' as const, oldWeight: 0.1, newWeight: 0.12 + k * 0.01 }));
     switch (i % 4) {
       case 0:
-        return { id: `a:${i}`, type: 'rebalance.announced', indexId: 'bench', occurredAt: at, detectedAt: at, payload: { rebalanceId: `rb${i}`, announcedAt: at, effectiveAt: at + 3_600_000, reason: 'scheduled', changes } };
+        return {
+          id: `a:${i}`,
+          type: 'rebalance.announced',
+          indexId: 'bench',
+          occurredAt: at,
+          detectedAt: at,
+          payload: { rebalanceId: `rb${i}`, announcedAt: at, effectiveAt: at + 3_600_000, reason: 'scheduled', changes },
+        };
       case 1:
-        return { id: `c:${i}`, type: 'rebalance.completed', indexId: 'bench', occurredAt: at, detectedAt: at, payload: { rebalanceId: `rb${i - 1}`, effectiveAt: at, before: {}, after: {}, changes, added: [], removed: [], source: 'rebalancing' } };
+        return {
+          id: `c:${i}`,
+          type: 'rebalance.completed',
+          indexId: 'bench',
+          occurredAt: at,
+          detectedAt: at,
+          payload: { rebalanceId: `rb${i - 1}`, effectiveAt: at, before: {}, after: {}, changes, added: [], removed: [], source: 'rebalancing' },
+        };
       case 2: {
         const t = TOKENS[i % TOKENS.length]!;
-        return { id: `d:${i}`, type: 'composition.drift', indexId: 'bench', occurredAt: at, detectedAt: at, payload: { address: t.address, symbol: t.symbol, weight: 0.05, target: 0.1, deviation: -0.05, threshold: 0.02 } };
+        return {
+          id: `d:${i}`,
+          type: 'composition.drift',
+          indexId: 'bench',
+          occurredAt: at,
+          detectedAt: at,
+          payload: { address: t.address, symbol: t.symbol, weight: 0.05, target: 0.1, deviation: -0.05, threshold: 0.02 },
+        };
       }
       default:
         return { id: `p:${i}`, type: 'performance.updated', indexId: 'bench', occurredAt: at, detectedAt: at, payload: { nav: 1000, returns: {}, asOf: at } };
@@ -50,7 +71,12 @@ async function measure(strategy: LoadedStrategy): Promise<{ perSecond: number; f
   const store = SnapshotStore.open(join(dir, 'bench.db'));
   // Prices for the paper broker: one composition listing every token.
   const sid = store.insertSnapshot({ endpoint: 'composition', indexId: 'bench', fetchedAt: T0, asOf: T0, hash: 'h', raw: '{}', status: 'accepted' });
-  store.insertComposition(sid, { index_id: 'bench', as_of: new Date(T0).toISOString(), rebalance_id: null, constituents: TOKENS.map((t) => ({ ...t, weight: 0.1, target_weight: 0.1, price_usd: 0.001 })) } as never);
+  store.insertComposition(sid, {
+    index_id: 'bench',
+    as_of: new Date(T0).toISOString(),
+    rebalance_id: null,
+    constituents: TOKENS.map((t) => ({ ...t, weight: 0.1, target_weight: 0.1, price_usd: 0.001 })),
+  } as never);
   store.transaction(() => store.appendEvents(events(EVENTS)));
   let now = T0;
   const clock = { now: () => now, setTimeout: (f: () => void, ms: number) => setTimeout(f, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };

@@ -71,7 +71,7 @@ function bareInsert(data: unknown[]): number {
   type C = { constituents: { weight: number; target_weight: number; price_usd: number; units: number }[] };
   const one = db.transaction((c: C) => {
     const id = snap.run(JSON.stringify(c)).lastInsertRowid;
-    c.constituents.forEach((k, i) => row.run(id, i, k.weight, k.target_weight, k.price_usd, k.units));
+    for (const [i, k] of c.constituents.entries()) row.run(id, i, k.weight, k.target_weight, k.price_usd, k.units);
   });
   const t0 = performance.now();
   for (const c of data) one(c as C);
@@ -88,7 +88,7 @@ export async function run(): Promise<void> {
     const full = fullPath(data);
     const bare = bareInsert(data);
     console.log(
-      `  ${String(n).padStart(3)} constituents: ${full.perSecond.toFixed(0).padStart(6)} snapshots/s full path, ${bare.toFixed(0).padStart(6)}/s bare insert, ratio ${(full.perSecond / bare).toFixed(2)}x; ${full.events} events; DB ${((full.bytes / SNAPSHOTS) * 10_000 / 1024 / 1024).toFixed(1)} MiB per 10,000 snapshots`,
+      `  ${String(n).padStart(3)} constituents: ${full.perSecond.toFixed(0).padStart(6)} snapshots/s full path, ${bare.toFixed(0).padStart(6)}/s bare insert, ratio ${(full.perSecond / bare).toFixed(2)}x; ${full.events} events; DB ${(((full.bytes / SNAPSHOTS) * 10_000) / 1024 / 1024).toFixed(1)} MiB per 10,000 snapshots`,
     );
   }
 }

@@ -61,9 +61,14 @@ export async function run(): Promise<void> {
   await new Promise((r) => receiver.close(r));
   rmSync(dir, { recursive: true, force: true });
   console.log(`soak: the daemon for ${SOAK_S} s against a sandbox at an hour per second${gc ? '' : ' (run with --expose-gc for steady heap figures)'}`);
-  for (const x of samples) console.log(`  ${String(x.s).padStart(4)} s  heap ${x.heapMiB.toFixed(1).padStart(6)} MiB  rss ${x.rssMiB.toFixed(1).padStart(6)} MiB  ${String(x.requests).padStart(6)} requests  ${String(x.events).padStart(5)} events`);
+  for (const x of samples)
+    console.log(
+      `  ${String(x.s).padStart(4)} s  heap ${x.heapMiB.toFixed(1).padStart(6)} MiB  rss ${x.rssMiB.toFixed(1).padStart(6)} MiB  ${String(x.requests).padStart(6)} requests  ${String(x.events).padStart(5)} events`,
+    );
   const [first, last] = [samples[1]!, samples[samples.length - 1]!];
-  console.log(`  heap from ${first.s} s to ${last.s} s: ${(last.heapMiB - first.heapMiB >= 0 ? '+' : '')}${(last.heapMiB - first.heapMiB).toFixed(1)} MiB over ${last.requests - first.requests} requests; ${alerts} webhook alerts delivered`);
+  console.log(
+    `  heap from ${first.s} s to ${last.s} s: ${last.heapMiB - first.heapMiB >= 0 ? '+' : ''}${(last.heapMiB - first.heapMiB).toFixed(1)} MiB over ${last.requests - first.requests} requests; ${alerts} webhook alerts delivered`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,16 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import {
-  type ApiError,
-  type Composition,
-  type IndexClient,
-  IndexbotError,
-  type Page,
-  type PageIterator,
-  type Rebalance,
-  type RateGateState,
-  RateLimitError,
-  type Tier,
-} from 'indexbot';
+import type { ApiError, Composition, IndexClient, IndexbotError, Page, PageIterator, Rebalance, RateGateState, RateLimitError, Tier } from 'indexbot';
 
 describe('the package root', () => {
   it('resolves through the package exports self-reference', () => {

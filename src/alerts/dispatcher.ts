@@ -60,7 +60,11 @@ export class AlertDispatcher {
     this.retryBaseMs = o.retryBaseMs ?? 2_000;
     this.maxRetryMs = o.maxRetryMs ?? 300_000;
     this.idleMs = o.idleMs ?? 1_000;
-    for (const [name, v] of [['giveUpAfterMs', this.giveUpAfterMs], ['retryBaseMs', this.retryBaseMs], ['maxRetryMs', this.maxRetryMs]] as const) {
+    for (const [name, v] of [
+      ['giveUpAfterMs', this.giveUpAfterMs],
+      ['retryBaseMs', this.retryBaseMs],
+      ['maxRetryMs', this.maxRetryMs],
+    ] as const) {
       if (!Number.isFinite(v) || v <= 0) throw new TypeError(`Expected \`${name}\` to be a number > 0, got \`${String(v)}\``);
     }
   }
@@ -151,12 +155,22 @@ export class AlertDispatcher {
   /** Queues the sink's new events and strategy alerts, each batch with its cursor move. */
   private enqueue(sink: SinkConfig): void {
     const { store } = this.o;
-    this.queueAfter(alertConsumer(sink.name), (after) => store.eventsAfter(after, 500), (e) => e.seq, (e, now) => {
-      if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
-    });
-    this.queueAfter(strategyAlertConsumer(sink.name), (after) => store.strategies.alertsAfter(after, 500), (a) => a.id, (a, now) => {
-      if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlertKey(a), a.seq, now, a.id);
-    });
+    this.queueAfter(
+      alertConsumer(sink.name),
+      (after) => store.eventsAfter(after, 500),
+      (e) => e.seq,
+      (e, now) => {
+        if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
+      },
+    );
+    this.queueAfter(
+      strategyAlertConsumer(sink.name),
+      (after) => store.strategies.alertsAfter(after, 500),
+      (a) => a.id,
+      (a, now) => {
+        if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlertKey(a), a.seq, now, a.id);
+      },
+    );
   }
 
   private queueAfter<T>(consumer: string, read: (after: number) => T[], position: (item: T) => number, queue: (item: T, now: number) => void): void {

@@ -9,14 +9,10 @@ const when = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', 
 export function describeChanges(changes: readonly WeightChange[]): string {
   const added = changes.filter((c) => c.action === 'add').map((c) => `+${c.symbol} ${pct(c.newWeight)}`);
   const removed = changes.filter((c) => c.action === 'remove').map((c) => `-${c.symbol} (was ${pct(c.oldWeight)})`);
-  const reweighted = changes
-    .filter((c) => c.action !== 'add' && c.action !== 'remove')
-    .map((c) => `${c.symbol} ${pct(c.oldWeight)} -> ${pct(c.newWeight)}`);
-  const parts = [
-    added.length ? `added ${added.join(', ')}` : '',
-    removed.length ? `removed ${removed.join(', ')}` : '',
-    reweighted.length ? `reweighted ${reweighted.join(', ')}` : '',
-  ].filter(Boolean);
+  const reweighted = changes.filter((c) => c.action !== 'add' && c.action !== 'remove').map((c) => `${c.symbol} ${pct(c.oldWeight)} -> ${pct(c.newWeight)}`);
+  const parts = [added.length ? `added ${added.join(', ')}` : '', removed.length ? `removed ${removed.join(', ')}` : '', reweighted.length ? `reweighted ${reweighted.join(', ')}` : ''].filter(
+    Boolean,
+  );
   return parts.length ? parts.join('; ') : 'no weight changes';
 }
 

@@ -314,14 +314,7 @@ export class IndexClient {
     }
   }
 
-  private async one<S extends z.ZodType>(
-    method: 'GET' | 'POST',
-    path: string,
-    schema: S,
-    options: CallOptions,
-    auth: AuthMode = 'optional',
-    body?: unknown,
-  ): Promise<z.output<S>> {
+  private async one<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, options: CallOptions, auth: AuthMode = 'optional', body?: unknown): Promise<z.output<S>> {
     const { body: envelope, requestId } = await this.transport.request({
       method,
       path,
@@ -343,13 +336,7 @@ export class IndexClient {
     return new PageIterator((request) => this.fetchPage(path, query, item, options, request), this.pageSize);
   }
 
-  private async fetchPage<S extends z.ZodType>(
-    path: string,
-    query: Query,
-    item: S,
-    options: CallOptions,
-    request: PageRequest,
-  ): Promise<Page<z.output<S>>> {
+  private async fetchPage<S extends z.ZodType>(path: string, query: Query, item: S, options: CallOptions, request: PageRequest): Promise<Page<z.output<S>>> {
     const paging = this.paging === 'page' ? { page: request.page, limit: request.limit } : { limit: request.limit, offset: request.offset };
     const { body, requestId } = await this.transport.request({
       method: 'GET',

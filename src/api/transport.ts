@@ -1,16 +1,9 @@
 import { createHash } from 'node:crypto';
-import axios, {
-  type AxiosAdapter,
-  AxiosError,
-  type AxiosInstance,
-  type AxiosResponse,
-  type InternalAxiosRequestConfig,
-  isAxiosError,
-} from 'axios';
+import axios, { type AxiosAdapter, AxiosError, type AxiosInstance, type AxiosResponse, type InternalAxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
 import type { z } from 'zod';
 import type { WalletSession } from '../auth/index.ts';
-import { type RecordSchemas } from '../contract/index.ts';
+import type { RecordSchemas } from '../contract/index.ts';
 import {
   type ApiError,
   AuthError,
@@ -28,16 +21,7 @@ import { type Priority, RateGate, type RateGateState, type Tier, type TierLimits
 import type { Page } from './pagination.ts';
 
 /** The error codes of the contract; any other is passed through and warned about once. */
-const KNOWN_ERROR_CODES = new Set([
-  'INVALID_API_KEY',
-  'RATE_LIMIT_EXCEEDED',
-  'INVALID_PARAMETER',
-  'RESOURCE_NOT_FOUND',
-  'INTERNAL_ERROR',
-  'UNAUTHORIZED',
-  'FORBIDDEN',
-  'SERVICE_UNAVAILABLE',
-]);
+const KNOWN_ERROR_CODES = new Set(['INVALID_API_KEY', 'RATE_LIMIT_EXCEEDED', 'INVALID_PARAMETER', 'RESOURCE_NOT_FOUND', 'INTERNAL_ERROR', 'UNAUTHORIZED', 'FORBIDDEN', 'SERVICE_UNAVAILABLE']);
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 
 export type AuthMode = 'none' | 'optional' | 'required';
@@ -117,10 +101,7 @@ export class Transport {
       retryDelay: () => 0,
       onRetry: async (count, error, config) => {
         const delay = Math.floor(o.random() * Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (count - 1)));
-        o.logger.warn(
-          { endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay },
-          'retrying request',
-        );
+        o.logger.warn({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
         await sleep(o.clock, delay, config.signal as AbortSignal | undefined);
       },
     });
@@ -283,10 +264,7 @@ export class Transport {
    */
   private logRequest(spec: RequestSpec, gate: RateGate, started: number, outcome: { status: number | null; requestId?: string | undefined; errno?: string | undefined }): void {
     const query = spec.query && new URLSearchParams(Object.entries(spec.query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]]))).toString();
-    this.o.logger.debug(
-      { method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs: this.o.clock.now() - started, gate: gate.name },
-      'request',
-    );
+    this.o.logger.debug({ method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs: this.o.clock.now() - started, gate: gate.name }, 'request');
   }
 
   /** Axios errors become ours (they carry request headers, so none may escape); others pass as they are. */

@@ -2,16 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Composition, type HistoryInterval, INTERVAL_MS, type Performance, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import {
-  type CompositionState,
-  type IndexbotEvent,
-  type NewEvent,
-  type RebalanceStates,
-  detectComposition,
-  detectPerformance,
-  detectRebalancing,
-  stableHash,
-} from '../detect/index.ts';
+import { type CompositionState, type IndexbotEvent, type NewEvent, type RebalanceStates, detectComposition, detectPerformance, detectRebalancing, stableHash } from '../detect/index.ts';
 import { type HistoryRow, SnapshotStore, type TimeRange, findGaps, packedValues } from '../store/index.ts';
 import { type EventLog, type LoadedStrategy, type MarketQueries, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
@@ -141,7 +132,13 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       if (t.status === 'completed') detector.completed(t.record);
     }
     for (const indexId of settings.indexes) {
-      log.append(detector.feed(indexId, [...atStart.values()].filter((r) => r.index_id === indexId), o.from));
+      log.append(
+        detector.feed(
+          indexId,
+          [...atStart.values()].filter((r) => r.index_id === indexId),
+          o.from,
+        ),
+      );
     }
 
     const total = coverage.reduce((a, c) => a + c.points, 0) + (transitions.length - next);
@@ -215,7 +212,10 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
   const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
   const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);
   if (empty.length > 0) {
-    throw new BacktestDataError(`no cached ${s.interval} history for ${empty.join(', ')} in that range; run \`indexbot backfill ${range} --interval ${s.interval} --indexes ${empty.join(',')}\``, 'BACKTEST_NO_DATA');
+    throw new BacktestDataError(
+      `no cached ${s.interval} history for ${empty.join(', ')} in that range; run \`indexbot backfill ${range} --interval ${s.interval} --indexes ${empty.join(',')}\``,
+      'BACKTEST_NO_DATA',
+    );
   }
   const large = coverage.flatMap((c) => c.gaps.filter((g) => g.to - g.from + step > s.maxGapMs).map((g) => `${c.indexId} ${new Date(g.from).toISOString()} .. ${new Date(g.to).toISOString()}`));
   if (large.length > 0 && !s.allowGaps) {

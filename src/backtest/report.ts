@@ -84,7 +84,14 @@ export function renderTable(report: BacktestReport): string {
 
 export function formatTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -122,7 +129,9 @@ function svgChart(id: string, title: string, series: Series[], format: (v: numbe
     const area = fill ? `${d}L${x(s.points[s.points.length - 1]![0]).toFixed(1)},${y(0).toFixed(1)}L${x(s.points[0]![0]).toFixed(1)},${y(0).toFixed(1)}Z` : d;
     return `<path class="series" d="${area}" fill="${fill ? s.color : 'none'}" fill-opacity="${fill ? 0.35 : 0}" stroke="${s.color}" stroke-width="1.5"><title>${escapeHtml(s.name)}</title></path>`;
   });
-  const ticks = [hi, (hi + lo) / 2, lo].map((v) => `<text x="${pad.l - 6}" y="${y(v) + 4}" text-anchor="end">${escapeHtml(format(v))}</text><line x1="${pad.l}" x2="${W - pad.r}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
+  const ticks = [hi, (hi + lo) / 2, lo].map(
+    (v) => `<text x="${pad.l - 6}" y="${y(v) + 4}" text-anchor="end">${escapeHtml(format(v))}</text><line x1="${pad.l}" x2="${W - pad.r}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+  );
   const dates = [t0, t1].map((t, i) => `<text x="${i === 0 ? pad.l : W - pad.r}" y="${H - 8}" text-anchor="${i === 0 ? 'start' : 'end'}">${new Date(t).toISOString().slice(0, 10)}</text>`);
   const legend = series.map((s, i) => `<text x="${pad.l + i * 170}" y="16" fill="${s.color}">■ ${escapeHtml(s.name)}</text>`);
   return `<figure><figcaption>${escapeHtml(title)}</figcaption><svg id="${id}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${escapeHtml(title)}">${ticks.join('')}${paths.join('')}${dates.join('')}${legend.join('')}</svg></figure>`;

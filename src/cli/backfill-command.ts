@@ -27,44 +27,47 @@ export function registerBackfillCommand(program: Command): void {
     ...SERVER_FLAGS,
     ...LOG_FLAGS,
   ).action(async (flags: BackfillFlags) => {
-      const config = loadConfig(flags);
-      const logger = loggerFor(config);
-      const store = SnapshotStore.open(config.db);
-      const abort = new AbortController();
-      const onSignal = () => abort.abort(new IndexbotError('backfill interrupted; run the same command again to resume', 'INTERRUPTED', 'temporary'));
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;
-      let lastLine = 0;
-      const onProgress = (p: BackfillProgress) => {
-        if (bar) {
-          if (p.pagesDone === 1) bar.start(p.pagesTotal, 0, { index: p.indexId, requests: 0 });
-          bar.setTotal(p.pagesTotal);
-          bar.update(p.pagesDone, { index: p.indexId, requests: p.requests });
-          return;
-        }
-        // Off a terminal: a line every 5 s and at the end, not one per page.
-        if (p.elapsedMs - lastLine < 5_000 && p.pagesDone < p.pagesTotal) return;
-        lastLine = p.elapsedMs;
-        logger.info({ index: p.indexId, pages: p.pagesDone, of: p.pagesTotal, requests: p.requests, etaS: p.etaMs === undefined ? null : Math.round(p.etaMs / 1000) }, `backfill ${p.pagesDone}/${p.pagesTotal} pages`);
-      };
-      try {
-        const client = createClient(config, store, logger);
-        const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
-        const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? Date.now(), interval: flags.interval, logger, signal: abort.signal, onProgress });
-        bar?.stop();
-        const out = process.stdout;
-        out.write(`backfilled ${describeRange(report)} (${report.interval}) in ${(report.elapsedMs / 1000).toFixed(1)} s, ${report.requests} requests\n`);
-        for (const i of report.indexes) {
-          const held = i.firstPoint === undefined ? 'no points held' : `holds ${describeRange({ from: i.firstPoint, to: i.lastPoint! })}`;
-          const fetched = i.fetched.length === 0 ? 'already cached' : `+${i.points} points, +${i.rebalances} rebalancing records`;
-          out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
-        }
-      } finally {
-        bar?.stop();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        store.close();
+    const config = loadConfig(flags);
+    const logger = loggerFor(config);
+    const store = SnapshotStore.open(config.db);
+    const abort = new AbortController();
+    const onSignal = () => abort.abort(new IndexbotError('backfill interrupted; run the same command again to resume', 'INTERRUPTED', 'temporary'));
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;
+    let lastLine = 0;
+    const onProgress = (p: BackfillProgress) => {
+      if (bar) {
+        if (p.pagesDone === 1) bar.start(p.pagesTotal, 0, { index: p.indexId, requests: 0 });
+        bar.setTotal(p.pagesTotal);
+        bar.update(p.pagesDone, { index: p.indexId, requests: p.requests });
+        return;
       }
-    });
+      // Off a terminal: a line every 5 s and at the end, not one per page.
+      if (p.elapsedMs - lastLine < 5_000 && p.pagesDone < p.pagesTotal) return;
+      lastLine = p.elapsedMs;
+      logger.info(
+        { index: p.indexId, pages: p.pagesDone, of: p.pagesTotal, requests: p.requests, etaS: p.etaMs === undefined ? null : Math.round(p.etaMs / 1000) },
+        `backfill ${p.pagesDone}/${p.pagesTotal} pages`,
+      );
+    };
+    try {
+      const client = createClient(config, store, logger);
+      const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
+      const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? Date.now(), interval: flags.interval, logger, signal: abort.signal, onProgress });
+      bar?.stop();
+      const out = process.stdout;
+      out.write(`backfilled ${describeRange(report)} (${report.interval}) in ${(report.elapsedMs / 1000).toFixed(1)} s, ${report.requests} requests\n`);
+      for (const i of report.indexes) {
+        const held = i.firstPoint === undefined ? 'no points held' : `holds ${describeRange({ from: i.firstPoint, to: i.lastPoint! })}`;
+        const fetched = i.fetched.length === 0 ? 'already cached' : `+${i.points} points, +${i.rebalances} rebalancing records`;
+        out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
+      }
+    } finally {
+      bar?.stop();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      store.close();
+    }
+  });
 }

@@ -66,11 +66,11 @@ export function registerBacktestCommand(program: Command): void {
       .option('--to <date>', 'end (default the last cached point)', dateOption)
       .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
       .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
-      .option('--params <json>', 'strategy params over the config\'s; give it several times for a sweep', paramsOption, [])
+      .option('--params <json>', "strategy params over the config's; give it several times for a sweep", paramsOption, [])
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
-      .option('--cash <usd>', 'starting cash (default the config\'s paper cash)', numberOption(0))
-      .option('--fee-bps <bps>', 'fee per fill (default the config\'s)', numberOption(0))
-      .option('--slippage-bps <bps>', 'slippage per fill (default the config\'s)', numberOption(0))
+      .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0))
+      .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(0))
+      .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(0))
       .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1))
       .option('--allow-gaps', 'run past larger holes (still reported)')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
@@ -80,68 +80,82 @@ export function registerBacktestCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: BacktestFlags) => {
-      const config = loadConfig(flags, process.env, { server: false });
-      const logger = loggerFor(config);
-      const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
-      const base = config.strategies.params[strategy.name] ?? {};
-      const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => (flags.params.length > 0 ? flags.params : [{}]).map((p) => ({ ...p, ...g }))) : flags.params.length > 0 ? flags.params : [{}];
-      const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
-      const cache = SnapshotStore.open(config.db, { readonly: true });
-      try {
-        const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
-        const indexes = flags.indexes ?? span.indexIds;
-        if (indexes.length === 0 || span.first === null) {
-          throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
-        }
-        const common: Omit<BacktestOptions, 'strategy'> = {
-          cache,
-          indexes,
-          from: flags.from ?? span.first,
-          to: flags.to ?? span.last!,
-          interval: flags.interval,
-          cash: flags.cash ?? config.strategies.paper.initialCash,
-          feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
-          slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
-          driftThreshold: config.driftThreshold,
-          maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
-          allowGaps: flags.allowGaps ?? false,
-          timeoutMs: config.strategies.timeoutMs,
-          logger: logger.child({ component: 'backtest' }),
-        };
-        const results: BacktestResult[] = [];
-        for (const [i, run] of runs.entries()) {
-          const label = runs.length > 1 ? `run ${i + 1}/${runs.length}` : 'backtest';
-          results.push(await withProgress(label, logger, (onProgress) => runBacktest({ ...common, strategy: run, onProgress })));
-        }
-        const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
-        const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
-        if (runs.length === 1) {
-          const { report, dir } = written[0]!;
-          process.stdout.write(flags.json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`);
-          return;
-        }
-        const comparison = written.map(({ report }) => ({
-          runId: report.runId,
-          params: report.strategy.params,
-          totalReturn: report.metrics.totalReturn,
-          cagr: report.metrics.cagr,
-          sharpe: report.metrics.sharpe,
-          maxDrawdown: report.metrics.maxDrawdown,
-          trades: report.metrics.trades,
-          winRate: report.metrics.winRate,
-          fillsHash: report.fills.hash,
-        }));
-        writeFileSync(join(sweepDir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
-          return;
-        }
-        const rows = comparison.map((c) => [c.runId, JSON.stringify(c.params), pct(c.totalReturn), pct(c.cagr), fixed(c.sharpe), pct(c.maxDrawdown), String(c.trades), pct(c.winRate), c.fillsHash.slice(0, 8)]);
-        process.stdout.write(`${formatTable([['run', 'params', 'return', 'CAGR', 'Sharpe', 'max DD', 'trades', 'win rate', 'fills'], ...rows])}\nreports: ${sweepDir}\n`);
-      } finally {
-        cache.close();
+    const config = loadConfig(flags, process.env, { server: false });
+    const logger = loggerFor(config);
+    const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
+    const base = config.strategies.params[strategy.name] ?? {};
+    const overrides = flags.grid
+      ? gridCombinations(flags.grid).flatMap((g) => (flags.params.length > 0 ? flags.params : [{}]).map((p) => ({ ...p, ...g })))
+      : flags.params.length > 0
+        ? flags.params
+        : [{}];
+    const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
+    const cache = SnapshotStore.open(config.db, { readonly: true });
+    try {
+      const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
+      const indexes = flags.indexes ?? span.indexIds;
+      if (indexes.length === 0 || span.first === null) {
+        throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
       }
-    });
+      const common: Omit<BacktestOptions, 'strategy'> = {
+        cache,
+        indexes,
+        from: flags.from ?? span.first,
+        to: flags.to ?? span.last!,
+        interval: flags.interval,
+        cash: flags.cash ?? config.strategies.paper.initialCash,
+        feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
+        slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
+        driftThreshold: config.driftThreshold,
+        maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
+        allowGaps: flags.allowGaps ?? false,
+        timeoutMs: config.strategies.timeoutMs,
+        logger: logger.child({ component: 'backtest' }),
+      };
+      const results: BacktestResult[] = [];
+      for (const [i, run] of runs.entries()) {
+        const label = runs.length > 1 ? `run ${i + 1}/${runs.length}` : 'backtest';
+        results.push(await withProgress(label, logger, (onProgress) => runBacktest({ ...common, strategy: run, onProgress })));
+      }
+      const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
+      const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
+      if (runs.length === 1) {
+        const { report, dir } = written[0]!;
+        process.stdout.write(flags.json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`);
+        return;
+      }
+      const comparison = written.map(({ report }) => ({
+        runId: report.runId,
+        params: report.strategy.params,
+        totalReturn: report.metrics.totalReturn,
+        cagr: report.metrics.cagr,
+        sharpe: report.metrics.sharpe,
+        maxDrawdown: report.metrics.maxDrawdown,
+        trades: report.metrics.trades,
+        winRate: report.metrics.winRate,
+        fillsHash: report.fills.hash,
+      }));
+      writeFileSync(join(sweepDir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
+        return;
+      }
+      const rows = comparison.map((c) => [
+        c.runId,
+        JSON.stringify(c.params),
+        pct(c.totalReturn),
+        pct(c.cagr),
+        fixed(c.sharpe),
+        pct(c.maxDrawdown),
+        String(c.trades),
+        pct(c.winRate),
+        c.fillsHash.slice(0, 8),
+      ]);
+      process.stdout.write(`${formatTable([['run', 'params', 'return', 'CAGR', 'Sharpe', 'max DD', 'trades', 'win rate', 'fills'], ...rows])}\nreports: ${sweepDir}\n`);
+    } finally {
+      cache.close();
+    }
+  });
 }
 
 async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {

@@ -57,9 +57,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     const jobs: PollJob[] = [
       { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
       { name: 'tokens', kind: 'tokens', indexId: undefined, intervalMs: config.intervalsMs.tokens },
-      ...indexes.flatMap((id) =>
-        (['rebalancing', 'composition', 'performance'] as const).map((kind) => ({ name: `${kind}:${id}`, kind, indexId: id, intervalMs: config.intervalsMs[kind] })),
-      ),
+      ...indexes.flatMap((id) => (['rebalancing', 'composition', 'performance'] as const).map((kind) => ({ name: `${kind}:${id}`, kind, indexId: id, intervalMs: config.intervalsMs[kind] }))),
     ];
     const { limit } = tierLimits(config.tier, config.enterpriseLimits);
     const plan = planBudget(jobs, (limit * 60_000) / config.windowMs);

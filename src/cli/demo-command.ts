@@ -71,7 +71,8 @@ export function registerDemoCommand(program: Command): void {
         },
         strategyClock: { ...systemClock, now: () => sandbox.clock.now() },
         onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
-        onFill: (strategy, f) => out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
+        onFill: (strategy, f) =>
+          out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });
       out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       const stop = await Promise.race([

@@ -58,7 +58,12 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   }
 
   try {
-    const strategies = await loadStrategies(config.strategies.dir, { params: config.strategies.params, disabled: config.strategies.disabled, explicit: config.strategies.explicit, logger: silentLogger });
+    const strategies = await loadStrategies(config.strategies.dir, {
+      params: config.strategies.params,
+      disabled: config.strategies.disabled,
+      explicit: config.strategies.explicit,
+      logger: silentLogger,
+    });
     add('PASS', 'strategies', strategies.length === 0 ? `none in ${config.strategies.dir}` : `${strategies.map((s) => s.strategy.name).join(', ')} load and their params are valid`);
   } catch (e) {
     add('FAIL', 'strategies', explain(e));
@@ -115,28 +120,32 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
   const configured = tierLimits(config.tier, config.enterpriseLimits).limit;
   const gate = client.rateGates()[0];
   if (!gate || gate.remaining === undefined) add('WARN', 'rate limits', 'the server sent no X-RateLimit-* headers; pacing to the configured tier alone');
-  else if (gate.limit < configured) add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
+  else if (gate.limit < configured)
+    add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
   else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);
 }
 
 export function registerDoctorCommand(program: Command): void {
   withConfigFlags(
-    program.command('doctor').description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks').option('--send-test', 'send a test message to each alert sink'),
+    program
+      .command('doctor')
+      .description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks')
+      .option('--send-test', 'send a test message to each alert sink'),
     ...SERVER_FLAGS,
     'strategies',
   ).action(async (flags: ConfigFlags & { sendTest?: boolean }) => {
-      let config: Config;
-      try {
-        config = loadConfig(flags);
-      } catch (e) {
-        process.stdout.write(`FAIL  config        ${explain(e)}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      const checks = await runDoctor(config, { sendTest: flags.sendTest });
-      for (const c of checks) process.stdout.write(`${c.verdict}  ${c.name.padEnd(16)} ${c.detail}\n`);
-      const failed = checks.filter((c) => c.verdict === 'FAIL').length;
-      process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);
-      process.exitCode = failed === 0 ? 0 : 1;
-    });
+    let config: Config;
+    try {
+      config = loadConfig(flags);
+    } catch (e) {
+      process.stdout.write(`FAIL  config        ${explain(e)}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const checks = await runDoctor(config, { sendTest: flags.sendTest });
+    for (const c of checks) process.stdout.write(`${c.verdict}  ${c.name.padEnd(16)} ${c.detail}\n`);
+    const failed = checks.filter((c) => c.verdict === 'FAIL').length;
+    process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);
+    process.exitCode = failed === 0 ? 0 : 1;
+  });
 }

@@ -21,28 +21,28 @@ export function registerLoginCommand(program: Command): void {
     'baseUrl',
     'db',
   ).action(async (flags: LoginFlags) => {
-      const config = loadConfig(flags);
-      const keypairPath = flags.keypair ?? config.walletKeypairPath;
-      if (!keypairPath) throw new ConfigError('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');
-      const logger = createLogger({ level: 'warn', format: config.logFormat });
-      if ((statSync(keypairPath).mode & 0o077) !== 0) {
-        logger.warn({ file: keypairPath }, 'the keypair file is readable by group or others; chmod 600 it');
-      }
-      const keypair = WalletKeypair.fromFile(keypairPath);
-      const store = SnapshotStore.open(config.db);
-      try {
-        const client = new IndexClient({ baseUrl: config.baseUrl, keypair, tokenStore: store, windowMs: config.windowMs, logger });
-        const tokens = await client.session!.login();
-        const claims = readJwtClaims(tokens.accessToken) ?? {};
-        const out = process.stdout;
-        out.write(`signed in to ${config.baseUrl}\n`);
-        out.write(`  wallet       ${tokens.wallet}\n`);
-        out.write(`  user         ${claims.sub ?? 'unknown'}\n`);
-        out.write(`  permissions  ${(claims.permissions ?? []).join(', ') || 'none stated'}\n`);
-        out.write(`  expires      ${new Date(tokens.accessExpiresAt).toISOString()} (refreshed automatically)\n`);
-        out.write(`  stored in    ${config.db}\n`);
-      } finally {
-        store.close();
-      }
-    });
+    const config = loadConfig(flags);
+    const keypairPath = flags.keypair ?? config.walletKeypairPath;
+    if (!keypairPath) throw new ConfigError('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');
+    const logger = createLogger({ level: 'warn', format: config.logFormat });
+    if ((statSync(keypairPath).mode & 0o077) !== 0) {
+      logger.warn({ file: keypairPath }, 'the keypair file is readable by group or others; chmod 600 it');
+    }
+    const keypair = WalletKeypair.fromFile(keypairPath);
+    const store = SnapshotStore.open(config.db);
+    try {
+      const client = new IndexClient({ baseUrl: config.baseUrl, keypair, tokenStore: store, windowMs: config.windowMs, logger });
+      const tokens = await client.session!.login();
+      const claims = readJwtClaims(tokens.accessToken) ?? {};
+      const out = process.stdout;
+      out.write(`signed in to ${config.baseUrl}\n`);
+      out.write(`  wallet       ${tokens.wallet}\n`);
+      out.write(`  user         ${claims.sub ?? 'unknown'}\n`);
+      out.write(`  permissions  ${(claims.permissions ?? []).join(', ') || 'none stated'}\n`);
+      out.write(`  expires      ${new Date(tokens.accessExpiresAt).toISOString()} (refreshed automatically)\n`);
+      out.write(`  stored in    ${config.db}\n`);
+    } finally {
+      store.close();
+    }
+  });
 }

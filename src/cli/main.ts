@@ -12,11 +12,7 @@ import { registerStatusCommand } from './status-command.ts';
 import { registerStrategiesCommand } from './strategies-command.ts';
 
 const program = new Command();
-program
-  .name('indexbot')
-  .description('Trading-bot framework for the Index Fund Data Service')
-  .showHelpAfterError()
-  .exitOverride();
+program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').showHelpAfterError().exitOverride();
 
 registerDemoCommand(program);
 registerRunCommand(program);

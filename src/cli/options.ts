@@ -28,7 +28,11 @@ export function dateOption(raw: string): number {
   return t;
 }
 
-export const listOption = (raw: string): string[] => raw.split(',').map((s) => s.trim()).filter(Boolean);
+export const listOption = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function intervalOption(raw: string): HistoryInterval {
   if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);

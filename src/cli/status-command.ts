@@ -86,7 +86,9 @@ export function registerStatusCommand(program: Command): void {
         if (flags.check) {
           const age = status.heartbeat?.ageS;
           const fresh = age !== undefined && age <= flags.maxAgeS;
-          process.stdout.write(fresh ? `ok: last successful poll ${age}s ago\n` : `stale: ${age === undefined ? 'no successful poll yet' : `last successful poll ${age}s ago`} (limit ${flags.maxAgeS}s)\n`);
+          process.stdout.write(
+            fresh ? `ok: last successful poll ${age}s ago\n` : `stale: ${age === undefined ? 'no successful poll yet' : `last successful poll ${age}s ago`} (limit ${flags.maxAgeS}s)\n`,
+          );
           process.exitCode = fresh ? 0 : 1;
         } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         else process.stdout.write(render(status));
@@ -112,7 +114,9 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
-    lines.push(`  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`);
+    lines.push(
+      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`,
+    );
   }
   lines.push('', 'Poll jobs');
   for (const j of s.jobs) {
@@ -129,7 +133,9 @@ function render(s: ReturnType<typeof collectStatus>): string {
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
     const parked = st.parked > 0 ? `  PARKED ${st.parked} (indexbot strategies retry)` : '';
-    lines.push(`  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`);
+    lines.push(
+      `  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`,
+    );
     for (const p of st.positions) {
       lines.push(`    ${p.label.padEnd(10)} qty ${p.quantity.toPrecision(6)}  cost ${p.costUsd.toFixed(2)}  value ${p.valueUsd === null ? 'n/a' : p.valueUsd.toFixed(2)}`);
     }
@@ -147,7 +153,9 @@ function render(s: ReturnType<typeof collectStatus>): string {
   }
   lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
   for (const g of s.rateGates) {
-    lines.push(`  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`);
+    lines.push(
+      `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -11,34 +11,34 @@ interface RetryFlags extends ConfigFlags {
 export function registerStrategiesCommand(program: Command): void {
   const cmd = program.command('strategies').description('inspect strategies and their parked events');
   withConfigFlags(cmd.command('parked').description('list the events parked for each strategy'), 'db').action((flags: { db?: string }) => {
-      const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
-      try {
-        const parked = store.strategies.parked();
-        if (parked.length === 0) process.stdout.write('no parked events\n');
-        for (const p of parked) process.stdout.write(`${p.strategy}  seq ${p.seq}  ${p.eventId}  after ${p.attempts} attempts: ${p.error}\n`);
-      } finally {
-        store.close();
-      }
-    });
+    const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
+    try {
+      const parked = store.strategies.parked();
+      if (parked.length === 0) process.stdout.write('no parked events\n');
+      for (const p of parked) process.stdout.write(`${p.strategy}  seq ${p.seq}  ${p.eventId}  after ${p.attempts} attempts: ${p.error}\n`);
+    } finally {
+      store.close();
+    }
+  });
   withConfigFlags(
     cmd.command('retry').description('deliver parked events again (stop the daemon first: one process per database)').option('--strategy <name>', 'only this strategy'),
     'config',
     'db',
     'strategies',
   ).action(async (flags: RetryFlags) => {
-      const config = loadConfig(flags, process.env, { server: false });
-      const logger = loggerFor(config);
-      const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
-      const lock = RunLock.acquire(config.db);
-      const store = SnapshotStore.open(config.db);
-      try {
-        const before = store.strategies.parked(flags.strategy).length;
-        const runtime = new StrategyRuntime({ store, strategies, logger, paper: config.strategies.paper, timeoutMs: config.strategies.timeoutMs, maxAttempts: config.strategies.maxAttempts });
-        const ok = await runtime.retryParked(flags.strategy);
-        process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);
-      } finally {
-        store.close();
-        lock.release();
-      }
-    });
+    const config = loadConfig(flags, process.env, { server: false });
+    const logger = loggerFor(config);
+    const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
+    const lock = RunLock.acquire(config.db);
+    const store = SnapshotStore.open(config.db);
+    try {
+      const before = store.strategies.parked(flags.strategy).length;
+      const runtime = new StrategyRuntime({ store, strategies, logger, paper: config.strategies.paper, timeoutMs: config.strategies.timeoutMs, maxAttempts: config.strategies.maxAttempts });
+      const ok = await runtime.retryParked(flags.strategy);
+      process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);
+    } finally {
+      store.close();
+      lock.release();
+    }
+  });
 }

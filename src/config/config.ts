@@ -6,7 +6,10 @@ import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
 import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel } from '../core/index.ts';
 
-const seconds = z.number().positive().max(86_400 * 7);
+const seconds = z
+  .number()
+  .positive()
+  .max(86_400 * 7);
 
 /** A secret given as `"env:NAME"` is read from the environment, so the file need not hold it. URLs of sinks are secrets too, checked once read. */
 const secret = z.string().min(1);
@@ -15,29 +18,41 @@ const sinkFilter = z
     types: z.array(z.enum(EVENT_TYPES as [string, ...string[]])).min(1),
     indexes: z.array(z.string()).min(1),
     minWeightChange: z.number().min(0).max(1),
-    strategyAlerts: z.union([z.boolean(), z.array(z.string()).min(1)], { error: 'expected true, false or a list of strategy names' }).describe("strategies whose ctx.alert(...) reach this sink: true (all), false, or names"),
+    strategyAlerts: z
+      .union([z.boolean(), z.array(z.string()).min(1)], { error: 'expected true, false or a list of strategy names' })
+      .describe('strategies whose ctx.alert(...) reach this sink: true (all), false, or names'),
   })
   .partial()
   .optional();
-const sinkName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a sink name is a lowercase slug').optional();
+const sinkName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'a sink name is a lowercase slug')
+  .optional();
 const httpUrl = z.url({ protocol: /^https?$/ });
 const sinkSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('console'), name: sinkName, filter: sinkFilter }),
   z.strictObject({ type: z.literal('webhook'), name: sinkName, filter: sinkFilter, url: secret, secret: secret.optional() }),
   z.strictObject({ type: z.literal('slack'), name: sinkName, filter: sinkFilter, url: secret }),
   z.strictObject({ type: z.literal('discord'), name: sinkName, filter: sinkFilter, url: secret }),
-  z.strictObject({ type: z.literal('telegram'), name: sinkName, filter: sinkFilter, botToken: secret, chatId: z.union([z.string(), z.number()], { error: 'expected a chat id, a number or a string' }), baseUrl: httpUrl.optional() }),
+  z.strictObject({
+    type: z.literal('telegram'),
+    name: sinkName,
+    filter: sinkFilter,
+    botToken: secret,
+    chatId: z.union([z.string(), z.number()], { error: 'expected a chat id, a number or a string' }),
+    baseUrl: httpUrl.optional(),
+  }),
 ]);
 
 /** The config file: every key optional, unknown keys refused. */
 export const configFileSchema = z.strictObject({
   $schema: z.string().optional().describe('ignored; lets editors find a schema'),
-  baseUrl: z.url({ protocol: /^https?$/ }).optional().describe('API base URL ending in /v1'),
-  tier: z.enum(TIERS).optional().describe('rate tier of the credential'),
-  enterpriseLimits: z
-    .strictObject({ limit: z.number().int().positive(), burst: z.number().int().positive() })
+  baseUrl: z
+    .url({ protocol: /^https?$/ })
     .optional()
-    .describe('limit and burst per window, for the enterprise tier'),
+    .describe('API base URL ending in /v1'),
+  tier: z.enum(TIERS).optional().describe('rate tier of the credential'),
+  enterpriseLimits: z.strictObject({ limit: z.number().int().positive(), burst: z.number().int().positive() }).optional().describe('limit and burst per window, for the enterprise tier'),
   rateWindowMs: z.number().int().positive().optional().describe('length of the rate window (60000 on the real service)'),
   db: z.string().min(1).optional().describe('SQLite file'),
   indexes: z
@@ -219,11 +234,17 @@ function resolveSinks(sinks: z.infer<typeof sinkSchema>[], path: string, env: No
       case 'console':
         return { type: 'console', name, filter };
       case 'webhook':
-        return { type: 'webhook', name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`), secret: s.secret === undefined ? undefined : fromEnv(s.secret, `${where}.secret`) };
+        return {
+          type: 'webhook',
+          name,
+          filter,
+          url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`),
+          secret: s.secret === undefined ? undefined : fromEnv(s.secret, `${where}.secret`),
+        };
       case 'slack':
       case 'discord':
         return { type: s.type, name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`) };
-      case 'telegram':
+      default:
         return { type: 'telegram', name, filter, botToken: fromEnv(s.botToken, `${where}.botToken`), chatId: s.chatId, baseUrl: s.baseUrl };
     }
   });
@@ -242,7 +263,10 @@ function checkUrl(url: string, path: string, where: string): string {
 /** Files holding secrets that others than the owner can read: the config, the wallet keypair. */
 export function permissionWarnings(config: Config): string[] {
   const out: string[] = [];
-  for (const [what, path] of [['config file', config.file], ['wallet keypair', config.walletKeypairPath]] as const) {
+  for (const [what, path] of [
+    ['config file', config.file],
+    ['wallet keypair', config.walletKeypairPath],
+  ] as const) {
     if (!path) continue;
     try {
       if ((statSync(path).mode & 0o077) !== 0) out.push(`the ${what} ${path} is readable by group or others; chmod 600 it`);

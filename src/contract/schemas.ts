@@ -39,9 +39,7 @@ export function buildSchemas(options: SchemaOptions) {
    * Typed as optional in both modes, because the inferred types describe what the client sees.
    */
   const ours = <S extends z.ZodType>(schema: S) => (strict ? schema : schema.optional()) as z.ZodOptional<S>;
-  const timestamp = strict
-    ? z.iso.datetime({ offset: false, precision: 3 })
-    : z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not a date-time');
+  const timestamp = strict ? z.iso.datetime({ offset: false, precision: 3 }) : z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not a date-time');
   const num = z.number();
   const oneOf = <const T extends readonly [string, ...string[]]>(field: string, values: T) => {
     if (strict) return z.enum(values) as unknown as z.ZodType<Open<T[number]>>;
@@ -110,10 +108,7 @@ export function buildSchemas(options: SchemaOptions) {
     }),
   });
 
-  const returnsShape = Object.fromEntries(RETURN_PERIODS.map((p) => [p, ours(num.nullable())])) as unknown as Record<
-    (typeof RETURN_PERIODS)[number],
-    z.ZodOptional<z.ZodNullable<z.ZodNumber>>
-  >;
+  const returnsShape = Object.fromEntries(RETURN_PERIODS.map((p) => [p, ours(num.nullable())])) as unknown as Record<(typeof RETURN_PERIODS)[number], z.ZodOptional<z.ZodNullable<z.ZodNumber>>>;
 
   const performance = obj({
     index_id: z.string(),
@@ -128,9 +123,7 @@ export function buildSchemas(options: SchemaOptions) {
   const historyPoint = obj({
     timestamp,
     nav: num,
-    constituents: ours(
-      z.array(obj({ address: z.string(), symbol: z.string(), price_usd: num, weight: num })),
-    ),
+    constituents: ours(z.array(obj({ address: z.string(), symbol: z.string(), price_usd: num, weight: num }))),
   });
 
   const rebalanceChange = obj({

@@ -34,10 +34,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
  * Returns why `message` is not the sign-in message for these fields, or undefined when it
  * is. Only `Issued At` and `Expiration Time` may be anything, and they must be ISO UTC.
  */
-export function signinMessageMismatch(
-  message: string,
-  expected: Omit<SigninMessageFields, 'issuedAt' | 'expiresAt'>,
-): string | undefined {
+export function signinMessageMismatch(message: string, expected: Omit<SigninMessageFields, 'issuedAt' | 'expiresAt'>): string | undefined {
   const issued = /\nIssued At: ([^\n]*)\n/.exec(message)?.[1];
   const expires = /\nExpiration Time: ([^\n]*)$/.exec(message)?.[1];
   if (issued === undefined || expires === undefined) return 'timestamps missing';

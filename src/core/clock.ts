@@ -24,10 +24,13 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
       clock.clearTimeout(handle);
       reject(signal?.reason);
     };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const handle = clock.setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

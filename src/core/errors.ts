@@ -113,11 +113,7 @@ export class MalformedResponseError extends IndexbotError {
   readonly contentType: string | undefined;
 
   constructor(endpoint: string, status: number, contentType: string | undefined) {
-    super(
-      `response from ${endpoint} (HTTP ${status}) is not JSON${contentType ? ` (content-type ${contentType})` : ''}`,
-      'RESPONSE_MALFORMED',
-      'temporary',
-    );
+    super(`response from ${endpoint} (HTTP ${status}) is not JSON${contentType ? ` (content-type ${contentType})` : ''}`, 'RESPONSE_MALFORMED', 'temporary');
     this.endpoint = endpoint;
     this.status = status;
     this.contentType = contentType;

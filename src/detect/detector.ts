@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Composition, IndexSummary, Performance, Rebalance, RebalanceChange } from '../contract/index.ts';
-import type {
-  CompositionDrift,
-  IndexbotEvent,
-  RebalanceAnnounced,
-  RebalanceCancelled,
-  RebalanceCompleted,
-  WeightChange,
-} from './events.ts';
+import type { CompositionDrift, IndexbotEvent, RebalanceAnnounced, RebalanceCancelled, RebalanceCompleted, WeightChange } from './events.ts';
 
 /**
  * Pure functions from (what we knew, what the server now says) to events. They know no
@@ -74,7 +67,16 @@ function fromFeed(changes: readonly RebalanceChange[]): WeightChange[] {
   }));
 }
 
-function completed(indexId: string, rebalanceId: string, effectiveAt: number, changes: WeightChange[], detectedAt: number, source: 'rebalancing' | 'composition', before?: Record<string, number>, after?: Record<string, number>): Unstored<RebalanceCompleted> {
+function completed(
+  indexId: string,
+  rebalanceId: string,
+  effectiveAt: number,
+  changes: WeightChange[],
+  detectedAt: number,
+  source: 'rebalancing' | 'composition',
+  before?: Record<string, number>,
+  after?: Record<string, number>,
+): Unstored<RebalanceCompleted> {
   const b = before ?? Object.fromEntries(changes.filter((c) => c.oldWeight > 0).map((c) => [c.address, c.oldWeight]));
   const a = after ?? Object.fromEntries(changes.filter((c) => c.newWeight > 0).map((c) => [c.address, c.newWeight]));
   return {
@@ -166,7 +168,6 @@ export function detectRebalancing(indexId: string, known: RebalanceStates | unde
       };
       events.push(e);
     } else if (baseline) {
-      continue;
     } else if (r.status === 'completed') {
       const at = ms(r.completed_at ?? r.effective_at);
       events.push(completed(indexId, r.id, at, changes, detectedAt, 'rebalancing'));

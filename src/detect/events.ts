@@ -82,15 +82,7 @@ export type IndexDelisted = EventBase<'index.delisted', IndexPayload>;
 export type IndexStatusChanged = EventBase<'index.status_changed', IndexPayload>;
 
 /** Everything the detector reports, discriminated on `type`. */
-export type IndexbotEvent =
-  | RebalanceAnnounced
-  | RebalanceCompleted
-  | RebalanceCancelled
-  | CompositionDrift
-  | PerformanceUpdated
-  | IndexListed
-  | IndexDelisted
-  | IndexStatusChanged;
+export type IndexbotEvent = RebalanceAnnounced | RebalanceCompleted | RebalanceCancelled | CompositionDrift | PerformanceUpdated | IndexListed | IndexDelisted | IndexStatusChanged;
 
 export type EventType = IndexbotEvent['type'];
 /** The event of one type: `EventOf<'rebalance.announced'>`. */

@@ -3,7 +3,6 @@ import { type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { type SnapshotStore, type TimeRange, findGaps, missingRanges } from '../store/index.ts';
 
-
 /** How far before `from` rebalancing records are fetched: one announced earlier may complete inside the range. */
 const REBALANCING_LOOKBACK_MS = 31 * 86_400_000;
 

@@ -305,10 +305,7 @@ export class RateGate {
     if (seen.resetAtServerMs !== undefined) candidates.push(this.toLocal(seen.resetAtServerMs, seen));
     if (seen.retryAfterMs !== undefined) candidates.push(now + seen.retryAfterMs);
     const usable = candidates.filter((t) => t >= now - this.windowMs && t <= now + this.maxPauseMs);
-    const until =
-      usable.length > 0
-        ? Math.max(...usable)
-        : now + Math.min(this.maxPauseMs, this.fallbackPauseMs * 2 ** Math.min(10, this.consecutive429 - 1));
+    const until = usable.length > 0 ? Math.max(...usable) : now + Math.min(this.maxPauseMs, this.fallbackPauseMs * 2 ** Math.min(10, this.consecutive429 - 1));
     this.tokens = 0;
     this.lastRefill = now;
     this.pauseUntil(Math.min(now + this.maxPauseMs, Math.max(now, until) + this.jitter()), '429 received');

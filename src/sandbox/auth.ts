@@ -222,9 +222,7 @@ export class SandboxAuth {
 
 function requireStrings<K extends string>(body: unknown, names: K[]): Record<K, string> {
   const obj = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-  const details = names
-    .filter((n) => typeof obj[n] !== 'string' || obj[n] === '')
-    .map((n) => ({ param: n, issue: obj[n] === undefined ? 'required' : 'must be a non-empty string' }));
+  const details = names.filter((n) => typeof obj[n] !== 'string' || obj[n] === '').map((n) => ({ param: n, issue: obj[n] === undefined ? 'required' : 'must be a non-empty string' }));
   if (details.length > 0) throw badParams(details);
   return obj as Record<K, string>;
 }

@@ -13,5 +13,4 @@ export class SandboxHttpError extends Error {
 export const badParams = (details: { param: string; issue: string }[]) =>
   new SandboxHttpError(400, 'INVALID_PARAMETER', `invalid parameter${details.length > 1 ? 's' : ''}: ${details.map((d) => d.param).join(', ')}`, { details });
 
-export const unauthorized = (reason: string, message: string, headers?: Record<string, string>) =>
-  new SandboxHttpError(401, 'UNAUTHORIZED', message, { reason, headers });
+export const unauthorized = (reason: string, message: string, headers?: Record<string, string>) => new SandboxHttpError(401, 'UNAUTHORIZED', message, { reason, headers });

@@ -1,2 +1,2 @@
 export { startSandbox, demoKey, type Sandbox, type SandboxOptions, type SandboxCounters } from './server.ts';
-export { type ApiKeySpec, type KeyTier } from './auth.ts';
+export type { ApiKeySpec, KeyTier } from './auth.ts';

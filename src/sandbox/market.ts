@@ -241,7 +241,12 @@ class IndexSim {
       .sort((a, b) => b.cap - a.cap || a.index - b.index)
       .slice(0, this.def.maxConstituents);
     const targets =
-      this.def.weighting === 'equal' ? equalWeights(ranked.length) : cappedWeights(ranked.map((r) => r.cap), this.def.maxWeight);
+      this.def.weighting === 'equal'
+        ? equalWeights(ranked.length)
+        : cappedWeights(
+            ranked.map((r) => r.cap),
+            this.def.maxWeight,
+          );
     return { members: ranked.map((r) => r.index), targets };
   }
 
@@ -254,10 +259,7 @@ class IndexSim {
     if (outsider) members[members.length - 1] = outsider.index;
     else members.reverse();
     const caps = members.map((m) => this.market.tokens[m]!.supply * this.market.price(m, t));
-    const targets =
-      this.def.weighting === 'equal'
-        ? equalWeights(members.length).map((w, i) => (i === 0 ? w * 1.2 : w - (w * 0.2) / (members.length - 1)))
-        : cappedWeights(caps, this.def.maxWeight);
+    const targets = this.def.weighting === 'equal' ? equalWeights(members.length).map((w, i) => (i === 0 ? w * 1.2 : w - (w * 0.2) / (members.length - 1))) : cappedWeights(caps, this.def.maxWeight);
     return { members, targets };
   }
 
@@ -283,7 +285,11 @@ function sameTargets(a: { members: number[]; targets: number[] }, b: { members: 
 }
 
 function stamp(t: number): string {
-  return new Date(t).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', 't');
+  return new Date(t)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '')
+    .replace('T', 't');
 }
 
 /** The simulated market: tokens, prices and indexes, all a pure function of the seed and the clock. */

@@ -14,7 +14,7 @@ export function indexRecord(market: Market, index: IndexSim, t: number, detail: 
   const dayAgo = index.nav(Math.max(index.inception, t - DAY));
   const state = index.stateAt(t)!;
   const lastRebalance = [...index.states].reverse().find((s) => s.from <= t && s.rebalanceId !== null);
-  const circulating = SUPPLY * (0.6 + 0.3 * ((market.seed + index.def.id.length) % 10) / 10);
+  const circulating = SUPPLY * (0.6 + (0.3 * ((market.seed + index.def.id.length) % 10)) / 10);
   const summary = {
     id: index.def.id,
     name: index.def.name,

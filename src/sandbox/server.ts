@@ -10,17 +10,7 @@ import { SandboxHttpError, badParams } from './errors.ts';
 import { DAY, HOUR, Market } from './market.ts';
 import { QueryReader } from './query.ts';
 import { BucketLimiter } from './rate-limiter.ts';
-import {
-  compositionRecord,
-  historyPoint,
-  historyTimes,
-  indexRecord,
-  performanceRecord,
-  portfolioRecord,
-  rebalanceRecord,
-  tokenRecord,
-  visibleRebalances,
-} from './records.ts';
+import { compositionRecord, historyPoint, historyTimes, indexRecord, performanceRecord, portfolioRecord, rebalanceRecord, tokenRecord, visibleRebalances } from './records.ts';
 
 export interface SandboxOptions {
   /** 0 picks a free port. @default 7420 */
@@ -270,7 +260,12 @@ function authorize(route: Route, principal: Principal | undefined, path: string)
 }
 
 function globMatch(pattern: string, path: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(path);
 }
 
@@ -306,8 +301,14 @@ function injectFault(fault: Fault, res: ServerResponse, headers: Record<string, 
     res.end(body);
   };
   if (fault.kind === 'exception') throw new Error('injected handler exception');
-  if (fault.kind === 'malformed') return write(200, 'application/json', '{"success": true, "data": {"index_id": ');
-  if (fault.kind === 'html') return write(fault.status, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>');
+  if (fault.kind === 'malformed') {
+    write(200, 'application/json', '{"success": true, "data": {"index_id": ');
+    return;
+  }
+  if (fault.kind === 'html') {
+    write(fault.status, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>');
+    return;
+  }
   if (fault.kind === 'delay') {
     setTimeout(() => write(503, 'application/json', '{}'), fault.delayMs).unref();
     return;
@@ -339,7 +340,11 @@ function buildRoutes(market: Market, auth: SandboxAuth): Route[] {
   const noQuery = (ctx: Ctx) => ctx.query.done();
   return [
     {
-      method: 'GET', pattern: /^\/indexes$/, name: 'GET /indexes', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: /^\/indexes$/,
+      name: 'GET /indexes',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => {
         market.advance(ctx.now);
         const listed = market.listed(ctx.now);
@@ -347,22 +352,38 @@ function buildRoutes(market: Market, auth: SandboxAuth): Route[] {
       },
     },
     {
-      method: 'GET', pattern: new RegExp(`^/indexes/${ID}$`), name: 'GET /indexes/{id}', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: new RegExp(`^/indexes/${ID}$`),
+      name: 'GET /indexes/{id}',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => {
         noQuery(ctx);
         return { data: indexRecord(market, indexAt(ctx), ctx.now, true) };
       },
     },
     {
-      method: 'GET', pattern: new RegExp(`^/indexes/${ID}/composition$`), name: 'GET /indexes/{id}/composition', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: new RegExp(`^/indexes/${ID}/composition$`),
+      name: 'GET /indexes/{id}/composition',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => ({ data: compositionRecord(market, indexAt(ctx), ctx.now) }),
     },
     {
-      method: 'GET', pattern: new RegExp(`^/indexes/${ID}/performance$`), name: 'GET /indexes/{id}/performance', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: new RegExp(`^/indexes/${ID}/performance$`),
+      name: 'GET /indexes/{id}/performance',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => ({ data: performanceRecord(indexAt(ctx), ctx.now) }),
     },
     {
-      method: 'GET', pattern: new RegExp(`^/indexes/${ID}/history$`), name: 'GET /indexes/{id}/history', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: new RegExp(`^/indexes/${ID}/history$`),
+      name: 'GET /indexes/{id}/history',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => {
         const index = indexAt(ctx);
         const q = ctx.query;
@@ -376,7 +397,11 @@ function buildRoutes(market: Market, auth: SandboxAuth): Route[] {
       },
     },
     {
-      method: 'GET', pattern: new RegExp(`^/indexes/${ID}/rebalancing$`), name: 'GET /indexes/{id}/rebalancing', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: new RegExp(`^/indexes/${ID}/rebalancing$`),
+      name: 'GET /indexes/{id}/rebalancing',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => {
         const index = indexAt(ctx);
         const q = ctx.query;
@@ -392,11 +417,19 @@ function buildRoutes(market: Market, auth: SandboxAuth): Route[] {
       },
     },
     {
-      method: 'GET', pattern: /^\/tokens$/, name: 'GET /tokens', access: 'public', permission: 'read:index',
+      method: 'GET',
+      pattern: /^\/tokens$/,
+      name: 'GET /tokens',
+      access: 'public',
+      permission: 'read:index',
       handle: (ctx) => paged(ctx.query, market.tokens.length, (i) => tokenRecord(market, i, ctx.now)),
     },
     {
-      method: 'GET', pattern: /^\/user\/portfolio$/, name: 'GET /user/portfolio', access: 'user', permission: 'read:portfolio',
+      method: 'GET',
+      pattern: /^\/user\/portfolio$/,
+      name: 'GET /user/portfolio',
+      access: 'user',
+      permission: 'read:portfolio',
       handle: (ctx) => {
         noQuery(ctx);
         market.advance(ctx.now);
@@ -446,7 +479,10 @@ function buildControlRoutes(d: ControlDeps): Route[] {
     { method: 'GET', pattern: /^\/counters$/, name: 'counters', access: 'auth', handle: () => ({ data: d.counters() }) },
     { method: 'GET', pattern: /^\/clock$/, name: 'clock', access: 'auth', handle: () => ({ data: clockState() }) },
     {
-      method: 'POST', pattern: /^\/clock$/, name: 'clock', access: 'auth',
+      method: 'POST',
+      pattern: /^\/clock$/,
+      name: 'clock',
+      access: 'auth',
       handle: (ctx) => {
         if (field(ctx.body, 'advance_seconds') !== undefined) d.clock.advance(numberField(ctx.body, 'advance_seconds') * 1000);
         if (field(ctx.body, 'speed') !== undefined) d.clock.setSpeed(numberField(ctx.body, 'speed'));
@@ -455,7 +491,10 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       },
     },
     {
-      method: 'POST', pattern: /^\/rebalance$/, name: 'rebalance', access: 'auth',
+      method: 'POST',
+      pattern: /^\/rebalance$/,
+      name: 'rebalance',
+      access: 'auth',
       handle: (ctx) => {
         const index = indexOf(ctx.body);
         const inSeconds = numberField(ctx.body, 'effective_in_seconds', 60);
@@ -464,7 +503,10 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       },
     },
     {
-      method: 'POST', pattern: /^\/rebalance\/cancel$/, name: 'rebalance.cancel', access: 'auth',
+      method: 'POST',
+      pattern: /^\/rebalance\/cancel$/,
+      name: 'rebalance.cancel',
+      access: 'auth',
       handle: (ctx) => {
         const index = indexOf(ctx.body);
         const now = d.clock.now();
@@ -474,7 +516,10 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       },
     },
     {
-      method: 'POST', pattern: /^\/expire-token$/, name: 'expire-token', access: 'auth',
+      method: 'POST',
+      pattern: /^\/expire-token$/,
+      name: 'expire-token',
+      access: 'auth',
       handle: (ctx) => {
         const accessToken = field(ctx.body, 'access_token');
         const wallet = field(ctx.body, 'wallet');
@@ -486,14 +531,20 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       },
     },
     {
-      method: 'POST', pattern: /^\/revoke-key$/, name: 'revoke-key', access: 'auth',
+      method: 'POST',
+      pattern: /^\/revoke-key$/,
+      name: 'revoke-key',
+      access: 'auth',
       handle: (ctx) => {
         if (!d.auth.revokeKey(stringField(ctx.body, 'key'))) throw new SandboxHttpError(404, 'RESOURCE_NOT_FOUND', 'no such key');
         return { data: { revoked: true } };
       },
     },
     {
-      method: 'POST', pattern: /^\/faults$/, name: 'faults', access: 'auth',
+      method: 'POST',
+      pattern: /^\/faults$/,
+      name: 'faults',
+      access: 'auth',
       handle: (ctx) => {
         const kind = field(ctx.body, 'kind') ?? 'status';
         if (!FAULT_KINDS.includes(kind as Fault['kind'])) throw badParams([{ param: 'kind', issue: `must be one of ${FAULT_KINDS.join(', ')}` }]);

@@ -103,10 +103,7 @@ export class SnapshotStore implements TokenStore {
     try {
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version > SCHEMA_VERSION) {
-        throw new StoreError(
-          `database ${path} has schema version ${version}, newer than this indexbot knows (${SCHEMA_VERSION}); upgrade indexbot or use another --db`,
-          'STORE_SCHEMA_NEWER',
-        );
+        throw new StoreError(`database ${path} has schema version ${version}, newer than this indexbot knows (${SCHEMA_VERSION}); upgrade indexbot or use another --db`, 'STORE_SCHEMA_NEWER');
       }
       if (!options.readonly) {
         db.pragma('journal_mode = WAL');
@@ -190,7 +187,10 @@ export class SnapshotStore implements TokenStore {
   }
 
   /** The latest composition stored at or before `at` (epoch ms). */
-  compositionAt(indexId: string, at = Number.MAX_SAFE_INTEGER): { asOf: number; constituents: { address: string; symbol: string; weight: number; targetWeight: number; priceUsd: number; units: number | null }[] } | undefined {
+  compositionAt(
+    indexId: string,
+    at = Number.MAX_SAFE_INTEGER,
+  ): { asOf: number; constituents: { address: string; symbol: string; weight: number; targetWeight: number; priceUsd: number; units: number | null }[] } | undefined {
     const rows = this.s.compositionAt.all(indexId, at) as Row[];
     if (rows.length === 0) return undefined;
     return {
@@ -456,9 +456,7 @@ function prepare(db: Database.Database) {
            AND id < (SELECT MAX(id) FROM snapshots x WHERE x.endpoint = s.endpoint AND x.index_id IS s.index_id)
          ORDER BY id LIMIT ?)`,
     ),
-    pruneOutbox: db.prepare(
-      "DELETE FROM alert_outbox WHERE rowid IN (SELECT rowid FROM alert_outbox WHERE status != 'pending' AND finished_at < ? LIMIT ?)",
-    ),
+    pruneOutbox: db.prepare("DELETE FROM alert_outbox WHERE rowid IN (SELECT rowid FROM alert_outbox WHERE status != 'pending' AND finished_at < ? LIMIT ?)"),
     lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
     insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     snapshotRaw: db.prepare('SELECT raw FROM snapshots WHERE id = ?'),

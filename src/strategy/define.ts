@@ -11,7 +11,10 @@ export interface MarketData {
   indexValue(indexId: string): number | undefined;
   tokenPrice(address: string): number | undefined;
   /** Rebalancing records announced by now, newest first, with the status known at now. */
-  rebalances(indexId: string, filter?: { status?: 'announced' | 'completed' | 'cancelled' }): { id: string; status: string; announcedAt: number; effectiveAt: number; changes: { address: string; symbol: string; action: string; oldWeight: number; newWeight: number }[] }[];
+  rebalances(
+    indexId: string,
+    filter?: { status?: 'announced' | 'completed' | 'cancelled' },
+  ): { id: string; status: string; announcedAt: number; effectiveAt: number; changes: { address: string; symbol: string; action: string; oldWeight: number; newWeight: number }[] }[];
   /** Cached history points in [from, now]. */
   history(indexId: string, query: { from: number; interval?: '1h' | '1d' }): { ts: number; nav: number }[];
 }

@@ -39,7 +39,10 @@ export class PaperBroker implements Broker {
   ) {
     this.feeBps = options.feeBps ?? 10;
     this.slippageBps = options.slippageBps ?? 5;
-    for (const [name, v] of [['feeBps', this.feeBps], ['slippageBps', this.slippageBps]] as const) {
+    for (const [name, v] of [
+      ['feeBps', this.feeBps],
+      ['slippageBps', this.slippageBps],
+    ] as const) {
       if (!Number.isFinite(v) || v < 0) throw new TypeError(`Expected \`${name}\` to be a number >= 0, got \`${String(v)}\``);
     }
   }

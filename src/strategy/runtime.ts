@@ -59,7 +59,7 @@ export class StrategyRuntime {
   private stopped = false;
   private loops: Promise<void>[] = [];
 
-  constructor(private readonly o: RuntimeOptions) {
+  constructor(o: RuntimeOptions) {
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
     this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, () => this.stopped));
   }
@@ -423,7 +423,10 @@ class BufferedState implements StrategyState {
 
   set(key: string, value: unknown): void {
     this.scope.guard();
-    if (value === undefined) return this.delete(key);
+    if (value === undefined) {
+      this.delete(key);
+      return;
+    }
     const json = JSON.stringify(value);
     if (json === this.committed.get(key)) this.writes.delete(key);
     else this.writes.set(key, json);

@@ -32,7 +32,14 @@ function announced(indexId: string, id: string, delta = 0.05): NewEvent {
   };
 }
 
-const drift: NewEvent = { id: 'composition.drift:x:a:t', type: 'composition.drift', indexId: 'x', occurredAt: T0, detectedAt: T0, payload: { address: 'a', symbol: 'A', weight: 0.3, target: 0.2, deviation: 0.1, threshold: 0.02 } };
+const drift: NewEvent = {
+  id: 'composition.drift:x:a:t',
+  type: 'composition.drift',
+  indexId: 'x',
+  occurredAt: T0,
+  detectedAt: T0,
+  payload: { address: 'a', symbol: 'A', weight: 0.3, target: 0.2, deviation: 0.1, threshold: 0.02 },
+};
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -44,7 +51,10 @@ async function setup(sinks: (url: string) => SinkConfig[], answer?: Parameters<t
   const store = SnapshotStore.open(tempDbPath());
   const clock = new ManualClock(T0);
   const dispatcher = new AlertDispatcher({ store, sinks: sinks(receiver.url), clock, sender: new HttpSender(2_000, () => {}), retryBaseMs: 1_000, giveUpAfterMs: 3_600_000 });
-  cleanups.push(() => store.close(), () => receiver.close());
+  cleanups.push(
+    () => store.close(),
+    () => receiver.close(),
+  );
   return { receiver, store, clock, dispatcher };
 }
 
@@ -68,14 +78,22 @@ describe('alert sinks against a local receiver', () => {
     expect(JSON.parse(by('/api/webhooks/').body)).toEqual({ content: text });
     const tg = by('/bot123456:ABC-canary/sendMessage');
     expect(JSON.parse(tg.body)).toMatchObject({ chat_id: -100, text });
-    expect(store.outbox.summary().map((s) => [s.sink, s.delivered, s.pending])).toEqual([['discord', 1, 0], ['hook', 1, 0], ['slack', 1, 0], ['tg', 1, 0]]);
+    expect(store.outbox.summary().map((s) => [s.sink, s.delivered, s.pending])).toEqual([
+      ['discord', 1, 0],
+      ['hook', 1, 0],
+      ['slack', 1, 0],
+      ['tg', 1, 0],
+    ]);
     // Recorded: a second round sends nothing.
     await dispatcher.runOnce();
     expect(receiver.requests).toHaveLength(4);
   });
 
   it('a 500 then a success gives exactly one recorded delivery, both tries with the same key', async () => {
-    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'webhook', name: 'hook', url }], (_r, n) => ({ status: n === 1 ? 500 : 200 }));
+    const { receiver, store, clock, dispatcher } = await setup(
+      (url) => [{ type: 'webhook', name: 'hook', url }],
+      (_r, n) => ({ status: n === 1 ? 500 : 200 }),
+    );
     store.appendEvents([announced('x', 'rb_1')]);
     await dispatcher.runOnce();
     expect(store.outbox.summary()[0]).toMatchObject({ pending: 1, delivered: 0, lastError: 'HTTP 500' });
@@ -88,7 +106,10 @@ describe('alert sinks against a local receiver', () => {
   });
 
   it('sends in order: while the oldest alert backs off, newer ones wait behind it', async () => {
-    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'webhook', name: 'hook', url }], (_r, n) => ({ status: n <= 2 ? 503 : 200 }));
+    const { receiver, store, clock, dispatcher } = await setup(
+      (url) => [{ type: 'webhook', name: 'hook', url }],
+      (_r, n) => ({ status: n <= 2 ? 503 : 200 }),
+    );
     store.appendEvents([announced('x', 'rb_1')]);
     await dispatcher.runOnce();
     store.appendEvents([announced('x', 'rb_2'), announced('x', 'rb_3')]);
@@ -109,7 +130,10 @@ describe('alert sinks against a local receiver', () => {
   });
 
   it('honours Retry-After on a 429, and gives up after the configured age with the reason kept', async () => {
-    const { receiver, store, clock, dispatcher } = await setup((url) => [{ type: 'slack', name: 'slack', url }], () => ({ status: 429, headers: { 'Retry-After': '30' } }));
+    const { receiver, store, clock, dispatcher } = await setup(
+      (url) => [{ type: 'slack', name: 'slack', url }],
+      () => ({ status: 429, headers: { 'Retry-After': '30' } }),
+    );
     store.appendEvents([announced('x', 'rb_1')]);
     await dispatcher.runOnce();
     await clock.advance(29_000);
@@ -172,8 +196,19 @@ describe('alert sinks against a local receiver', () => {
   it('a sink that hangs does not hold up another', async () => {
     const receiver = await startReceiver((r) => (r.path === '/slow' ? 'hang' : { status: 200 }));
     const store = SnapshotStore.open(tempDbPath());
-    cleanups.push(() => store.close(), () => receiver.close());
-    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'webhook', name: 'slow', url: `${receiver.url}/slow` }, { type: 'webhook', name: 'fast', url: `${receiver.url}/fast` }], sender: new HttpSender(60_000), idleMs: 50 });
+    cleanups.push(
+      () => store.close(),
+      () => receiver.close(),
+    );
+    const dispatcher = new AlertDispatcher({
+      store,
+      sinks: [
+        { type: 'webhook', name: 'slow', url: `${receiver.url}/slow` },
+        { type: 'webhook', name: 'fast', url: `${receiver.url}/fast` },
+      ],
+      sender: new HttpSender(60_000),
+      idleMs: 50,
+    });
     dispatcher.start();
     cleanups.unshift(() => dispatcher.stop().then(() => undefined));
     store.appendEvents([announced('x', 'rb_1'), announced('x', 'rb_2')]);

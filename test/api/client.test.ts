@@ -39,11 +39,14 @@ const token = (i: number) => ({
 describe('pagination', () => {
   it('walks page/limit pages to the total and never asks past it', async () => {
     const all = Array.from({ length: 25 }, (_, i) => token(i));
-    const { c, log } = client((req) => {
-      const page = Number(req.query.page);
-      const limit = Number(req.query.limit);
-      return { body: envelope(all.slice((page - 1) * limit, page * limit), { pagination: { page, limit, total: 25 } }) };
-    }, { pageSize: 10 });
+    const { c, log } = client(
+      (req) => {
+        const page = Number(req.query.page);
+        const limit = Number(req.query.limit);
+        return { body: envelope(all.slice((page - 1) * limit, page * limit), { pagination: { page, limit, total: 25 } }) };
+      },
+      { pageSize: 10 },
+    );
     const got = await c.iterateTokens().toArray();
     expect(got.map((t) => t.symbol)).toEqual(all.map((t) => t.symbol));
     expect(log.map((r) => r.query)).toEqual([
@@ -54,22 +57,31 @@ describe('pagination', () => {
   });
 
   it('stops after the last full page when the total divides evenly', async () => {
-    const { c, log } = client((req) => ({
-      body: envelope(Array.from({ length: 10 }, (_, i) => token(i + (Number(req.query.page) - 1) * 10)), {
-        pagination: { page: req.query.page, limit: 10, total: 20 },
+    const { c, log } = client(
+      (req) => ({
+        body: envelope(
+          Array.from({ length: 10 }, (_, i) => token(i + (Number(req.query.page) - 1) * 10)),
+          {
+            pagination: { page: req.query.page, limit: 10, total: 20 },
+          },
+        ),
       }),
-    }), { pageSize: 10 });
+      { pageSize: 10 },
+    );
     expect(await c.iterateTokens().toArray()).toHaveLength(20);
     expect(log).toHaveLength(2);
   });
 
   it('understands limit/offset paging, data.items and a top-level total', async () => {
     const all = Array.from({ length: 23 }, (_, i) => token(i));
-    const { c, log } = client((req) => {
-      const offset = Number(req.query.offset);
-      const limit = Number(req.query.limit);
-      return { body: { success: true, data: { items: all.slice(offset, offset + limit) }, total: 23, count: Math.min(limit, 23 - offset) } };
-    }, { paging: 'offset', pageSize: 10 });
+    const { c, log } = client(
+      (req) => {
+        const offset = Number(req.query.offset);
+        const limit = Number(req.query.limit);
+        return { body: { success: true, data: { items: all.slice(offset, offset + limit) }, total: 23, count: Math.min(limit, 23 - offset) } };
+      },
+      { paging: 'offset', pageSize: 10 },
+    );
     const pages = [];
     for await (const page of c.iterateTokens().pages()) pages.push(page.items.length);
     expect(pages).toEqual([10, 10, 3]);
@@ -95,8 +107,7 @@ describe('pagination', () => {
   });
 });
 
-const composition = (constituents: unknown[]) =>
-  envelope({ index_id: 'sindex', as_of: '2026-11-22T10:00:00.000Z', rebalance_id: 'rb_1', constituents });
+const composition = (constituents: unknown[]) => envelope({ index_id: 'sindex', as_of: '2026-11-22T10:00:00.000Z', rebalance_id: 'rb_1', constituents });
 const constituent = (symbol: string, weight: unknown) => ({ address: `A${symbol}`, symbol, name: symbol, weight, target_weight: 0.5, price_usd: 1, units: 1, value_usd: 1 });
 
 describe('validation', () => {
@@ -136,8 +147,14 @@ describe('validation', () => {
   it('passes an unknown enum value through and warns once', async () => {
     const { logger, lines } = captureLogger();
     const record = {
-      id: 'rb_1', index_id: 'sindex', status: 'postponed', announced_at: '2026-11-22T10:00:00.000Z', effective_at: '2026-11-23T10:00:00.000Z',
-      completed_at: null, reason: 'scheduled', changes: [],
+      id: 'rb_1',
+      index_id: 'sindex',
+      status: 'postponed',
+      announced_at: '2026-11-22T10:00:00.000Z',
+      effective_at: '2026-11-23T10:00:00.000Z',
+      completed_at: null,
+      reason: 'scheduled',
+      changes: [],
     };
     const { c } = client(() => ({ body: envelope([record], { pagination: { page: 1, limit: 100, total: 1 } }) }), { logger });
     const first = await c.listRebalancing('sindex');
@@ -231,10 +248,8 @@ describe('errors', () => {
 
   it('re-queues a 429 until the reset, so the caller sees a delay and not an error', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
-    const { c, log } = client((_req, n) =>
-      n === 1
-        ? { status: 429, body: errorBody('RATE_LIMIT_EXCEEDED', 'slow down'), headers: { 'retry-after': '2', 'x-ratelimit-remaining': '0' } }
-        : { body: composition([]) },
+    const { c, log } = client(
+      (_req, n) => (n === 1 ? { status: 429, body: errorBody('RATE_LIMIT_EXCEEDED', 'slow down'), headers: { 'retry-after': '2', 'x-ratelimit-remaining': '0' } } : { body: composition([]) }),
       { clock },
     );
     await expect(clock.settle(c.getComposition('sindex'))).resolves.toMatchObject({ index_id: 'sindex' });
@@ -279,9 +294,12 @@ describe('errors', () => {
 
   it('logs a request that got no response with its errno and no status', async () => {
     const { logger, lines } = captureLogger();
-    const { c } = client(() => {
-      throw Object.assign(new AxiosError('connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED'), { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) });
-    }, { logger, retries: 0 });
+    const { c } = client(
+      () => {
+        throw Object.assign(new AxiosError('connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED'), { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) });
+      },
+      { logger, retries: 0 },
+    );
     await expect(c.getIndex('sindex')).rejects.toMatchObject({ code: 'NETWORK_ERROR', errno: 'ECONNREFUSED' });
     const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
     expect(line).toMatchObject({ method: 'GET', path: '/indexes/sindex', status: null, errno: 'ECONNREFUSED' });

@@ -4,18 +4,7 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  type AuthEndpoints,
-  AuthError,
-  FileTokenStore,
-  KeypairError,
-  ManualClock,
-  MemoryTokenStore,
-  SigninRefusedError,
-  WalletKeypair,
-  WalletSession,
-  renderSigninMessage,
-} from '../../src/index.ts';
+import { type AuthEndpoints, AuthError, FileTokenStore, KeypairError, ManualClock, MemoryTokenStore, SigninRefusedError, WalletKeypair, WalletSession, renderSigninMessage } from '../../src/index.ts';
 import { caught } from '../helpers/caught.ts';
 
 const BASE = 'http://127.0.0.1:7420/v1';

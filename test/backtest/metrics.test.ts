@@ -54,7 +54,13 @@ describe('returnMetrics on small series computed by hand', () => {
     const hourly = Array.from({ length: 72 }, (_, h) => ({ t: T0 + h * 3_600_000, value: 100 + h }));
     const closes = dailyCloses(hourly);
     expect(closes.map((c) => c.value)).toEqual([123, 147, 171]);
-    expect(drawdowns([{ t: 0, value: 10 }, { t: 1, value: 5 }, { t: 2, value: 20 }]).map((d) => d.value)).toEqual([0, -0.5, 0]);
+    expect(
+      drawdowns([
+        { t: 0, value: 10 },
+        { t: 1, value: 5 },
+        { t: 2, value: 20 },
+      ]).map((d) => d.value),
+    ).toEqual([0, -0.5, 0]);
   });
 });
 

@@ -26,7 +26,13 @@ function buildCache(options: { skipHours?: [number, number] } = {}): string {
       .map((h) => {
         const pa = h >= 80 ? 20 : 10;
         const pb = 5 + (h % 7) * 0.01;
-        const cs = indexId === 'x' ? [{ address: A, symbol: 'AAA', price_usd: pa, weight: h >= 60 ? 0.6 : 0.5 }, { address: B, symbol: 'BBB', price_usd: pb, weight: h >= 60 ? 0.4 : 0.5 }] : [{ address: B, symbol: 'BBB', price_usd: pb, weight: 1 }];
+        const cs =
+          indexId === 'x'
+            ? [
+                { address: A, symbol: 'AAA', price_usd: pa, weight: h >= 60 ? 0.6 : 0.5 },
+                { address: B, symbol: 'BBB', price_usd: pb, weight: h >= 60 ? 0.4 : 0.5 },
+              ]
+            : [{ address: B, symbol: 'BBB', price_usd: pb, weight: 1 }];
         return { timestamp: new Date(T0 + h * H).toISOString(), nav: cs.reduce((s, c) => s + c.price_usd * c.weight, 0), constituents: cs } as HistoryPoint;
       });
   const rebalance: Rebalance = {

@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-const check = (db: string, maxAge: number) =>
-  spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--max-age-s', String(maxAge), '--db', db], { encoding: 'utf8' });
+const check = (db: string, maxAge: number) => spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--max-age-s', String(maxAge), '--db', db], { encoding: 'utf8' });
 
 describe('indexbot status --check', () => {
   it('exits 0 while the heartbeat is fresh and 1 once it is stale', () => {

@@ -79,11 +79,17 @@ describe('strategy settings', () => {
 describe('alert sinks in the config', () => {
   const base = { baseUrl: 'http://x/v1' };
   it('names sinks by type, reads env: secrets, and keeps filters', () => {
-    const path = file({ ...base, alerts: { giveUpAfterHours: 2, sinks: [
-      { type: 'slack', url: 'env:SLACK_URL', filter: { minWeightChange: 0.01 } },
-      { type: 'webhook', url: 'http://127.0.0.1:9/a', secret: 'env:HOOK_SECRET' },
-      { type: 'webhook', name: 'ops', url: 'http://127.0.0.1:9/b' },
-    ] } });
+    const path = file({
+      ...base,
+      alerts: {
+        giveUpAfterHours: 2,
+        sinks: [
+          { type: 'slack', url: 'env:SLACK_URL', filter: { minWeightChange: 0.01 } },
+          { type: 'webhook', url: 'http://127.0.0.1:9/a', secret: 'env:HOOK_SECRET' },
+          { type: 'webhook', name: 'ops', url: 'http://127.0.0.1:9/b' },
+        ],
+      },
+    });
     const c = loadConfig({ config: path }, { SLACK_URL: 'https://hooks.slack.com/services/T/B/X', HOOK_SECRET: 's3cret' });
     expect(c.alerts.giveUpAfterMs).toBe(7_200_000);
     expect(c.alerts.sinks).toEqual([
@@ -101,7 +107,17 @@ describe('alert sinks in the config', () => {
     expect(bad.message).not.toContain('secret-path');
     expect(fail(() => loadConfig({ config: sinks([{ type: 'console' }, { type: 'slack', name: 'console', url: 'http://a/b' }]) }, {})).message).toContain('two sinks are named "console"');
     expect(fail(() => loadConfig({ config: sinks([{ type: 'pager' }]) }, {}))).toBeInstanceOf(ConfigError);
-    const filter = fail(() => loadConfig({ config: sinks([{ type: 'console', filter: { strategyAlerts: 'yes' } }, { type: 'telegram', botToken: 't', chatId: {} }]) }, {}));
+    const filter = fail(() =>
+      loadConfig(
+        {
+          config: sinks([
+            { type: 'console', filter: { strategyAlerts: 'yes' } },
+            { type: 'telegram', botToken: 't', chatId: {} },
+          ]),
+        },
+        {},
+      ),
+    );
     expect(filter.message).toContain('alerts.sinks.0.filter.strategyAlerts: expected true, false or a list of strategy names');
     expect(filter.message).toContain('alerts.sinks.1.chatId: expected a chat id, a number or a string');
   });

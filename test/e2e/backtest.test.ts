@@ -15,7 +15,6 @@ const FROM = '2026-09-01';
 const TO = '2026-11-20';
 const CHROMIUM = '/usr/bin/chromium';
 
-
 describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   let sandbox: Sandbox;
   let db: string;
@@ -66,7 +65,10 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     expect(run.stderr).not.toContain('indexbot:');
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout);
-    const rebalances = readDb(db, (d) => d.prepare("SELECT id, announced_at, effective_at FROM rebalances WHERE index_id = 'mindex'").all() as { id: string; announced_at: number; effective_at: number }[]);
+    const rebalances = readDb(
+      db,
+      (d) => d.prepare("SELECT id, announced_at, effective_at FROM rebalances WHERE index_id = 'mindex'").all() as { id: string; announced_at: number; effective_at: number }[],
+    );
     const byId = new Map(rebalances.map((r) => [r.id, r]));
     const buys = report.fills.list.filter((f: { side: string }) => f.side === 'buy');
     const sells = report.fills.list.filter((f: { side: string }) => f.side === 'sell');
@@ -90,7 +92,10 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   });
 
   it('runs a sweep in one process and prints one comparison table', async () => {
-    const r = await cli(['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')], env);
+    const r = await cli(
+      ['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')],
+      env,
+    );
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^run +params +return +CAGR +Sharpe +max DD +trades +win rate +fills$/);
@@ -120,7 +125,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
         expect(box!.width).toBeGreaterThan(300);
       }
       expect(await page.locator('#equity-chart path.series').count()).toBe(2);
-      expect(await page.locator('table').innerText()).toContain('max drawdown');
+      expect(await page.locator('table').textContent()).toContain('max drawdown');
       expect(errors).toEqual([]);
     } finally {
       await browser.close();

@@ -56,12 +56,18 @@ describe('kill -9 at random points', () => {
     const rows = readDb(db, (d) => d.prepare('SELECT * FROM events ORDER BY seq').all() as EventRow[]);
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     for (const t of triggered) {
-      const kinds = rows.filter((r) => (JSON.parse(r.payload) as { rebalanceId?: string }).rebalanceId === t.id).map((r) => r.type).sort();
+      const kinds = rows
+        .filter((r) => (JSON.parse(r.payload) as { rebalanceId?: string }).rebalanceId === t.id)
+        .map((r) => r.type)
+        .sort();
       expect(kinds, t.id).toEqual(['rebalance.announced', 'rebalance.completed']);
     }
     // Every rebalance the sandbox completed while we followed it is in the log exactly once.
     for (const index of INDEXES) {
-      const feed = readDb(db, (d) => d.prepare("SELECT id FROM rebalances WHERE index_id = ? AND status = 'completed' AND completed_at >= ?").all(index, triggered[0]!.effectiveAt - 60_000) as { id: string }[]);
+      const feed = readDb(
+        db,
+        (d) => d.prepare("SELECT id FROM rebalances WHERE index_id = ? AND status = 'completed' AND completed_at >= ?").all(index, triggered[0]!.effectiveAt - 60_000) as { id: string }[],
+      );
       for (const { id } of feed) expect(completions(db, id), id).toBe(1);
     }
     // Each rebalance event (and each alert the example strategies raised) reached the sink; a

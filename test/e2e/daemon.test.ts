@@ -33,7 +33,9 @@ describe('indexbot run against the sandbox', () => {
     const config = daemonConfig(db);
     const daemon = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: sb.keys.premium });
     try {
-      await waitFor('first polls', () => readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM poll_jobs WHERE job LIKE 'rebalancing:%' AND last_success_at IS NOT NULL").get() as { n: number }).n === 3));
+      await waitFor('first polls', () =>
+        readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM poll_jobs WHERE job LIKE 'rebalancing:%' AND last_success_at IS NOT NULL").get() as { n: number }).n === 3),
+      );
 
       const second = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: sb.keys.premium });
       expect(await second.exited).not.toBe(0);
@@ -44,7 +46,10 @@ describe('indexbot run against the sandbox', () => {
       const b = (await control(sb, '/rebalance', { index_id: 'mindex', effective_in_seconds: 4 })).json.data;
       const c = (await control(sb, '/rebalance', { index_id: 'nindex', effective_in_seconds: 30 })).json.data;
       await control(sb, '/rebalance/cancel', { index_id: 'nindex', rebalance_id: c.id });
-      await waitFor('both completions', () => ofRebalance(events(db), b.id).some((e) => e.type === 'rebalance.completed') && ofRebalance(events(db), a.id).some((e) => e.type === 'rebalance.completed'));
+      await waitFor(
+        'both completions',
+        () => ofRebalance(events(db), b.id).some((e) => e.type === 'rebalance.completed') && ofRebalance(events(db), a.id).some((e) => e.type === 'rebalance.completed'),
+      );
       await new Promise((r) => setTimeout(r, 2 * POLL_S * 1000));
 
       const rows = events(db);
@@ -90,7 +95,9 @@ describe('indexbot run against the sandbox', () => {
     });
     const daemon = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: sb.keys.premium });
     try {
-      await waitFor('first polls', () => readDb(db, (d) => (d.prepare("SELECT last_success_at FROM poll_jobs WHERE job = 'rebalancing:dindex'").get() as { last_success_at: number | null } | undefined)?.last_success_at));
+      await waitFor('first polls', () =>
+        readDb(db, (d) => (d.prepare("SELECT last_success_at FROM poll_jobs WHERE job = 'rebalancing:dindex'").get() as { last_success_at: number | null } | undefined)?.last_success_at),
+      );
       const holder = new Database(db);
       holder.exec('BEGIN EXCLUSIVE');
       const lockedAt = Date.now();
@@ -104,10 +111,15 @@ describe('indexbot run against the sandbox', () => {
       expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(5_000);
       expect(daemon.child.exitCode).toBeNull();
       await waitFor('the announcement, after the lock', () => ofRebalance(events(db), rb.id).length > 0, 20_000);
-      await waitFor('the strategy caught up', () => readDb(db, (d) => {
-        const last = (d.prepare('SELECT MAX(seq) AS s FROM events').get() as { s: number }).s;
-        return (d.prepare("SELECT seq FROM cursors WHERE consumer = 'strategy:counting'").get() as { seq: number } | undefined)?.seq === last;
-      }), 20_000);
+      await waitFor(
+        'the strategy caught up',
+        () =>
+          readDb(db, (d) => {
+            const last = (d.prepare('SELECT MAX(seq) AS s FROM events').get() as { s: number }).s;
+            return (d.prepare("SELECT seq FROM cursors WHERE consumer = 'strategy:counting'").get() as { seq: number } | undefined)?.seq === last;
+          }),
+        20_000,
+      );
       await new Promise((r) => setTimeout(r, 2 * POLL_S * 1000));
       const rows = events(db);
       expect(ofRebalance(rows, rb.id).map((e) => e.type)).toEqual(['rebalance.announced']);

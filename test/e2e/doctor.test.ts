@@ -10,7 +10,6 @@ import { startReceiver } from '../helpers/receiver.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-
 describe('indexbot doctor against the sandbox', () => {
   let sandbox: Sandbox;
   const healthy = demoKey('premium');

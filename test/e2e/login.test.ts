@@ -9,7 +9,6 @@ import { runCli as cli } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-
 let sb: Sandbox;
 beforeAll(async () => {
   sb = await testSandbox({ speed: 1, startTime: Date.now() });

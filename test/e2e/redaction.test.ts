@@ -82,7 +82,7 @@ describe('secrets in a full run', () => {
     const daemon = spawnDaemon(['--config', cfg], { ...env(), INDEXBOT_API_KEY: API_KEY });
     let doctorOut = '';
     try {
-      await waitFor('first polls', () => readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM poll_jobs WHERE last_success_at IS NOT NULL").get() as { n: number }).n >= 3));
+      await waitFor('first polls', () => readDb(db, (d) => (d.prepare('SELECT COUNT(*) AS n FROM poll_jobs WHERE last_success_at IS NOT NULL').get() as { n: number }).n >= 3));
       await control(sb, '/faults', { kind: 'status', status: 500, count: 4 });
       await control(sb, '/faults', { kind: 'html', count: 2 });
       await control(sb, '/rebalance', { index_id: 'sindex', effective_in_seconds: 8 });
@@ -132,7 +132,7 @@ describe('secrets in a full run', () => {
     collect();
     const daemon = spawnDaemon(['--config', cfg], walletEnv);
     try {
-      await waitFor('first polls', () => readDb(db, (d) => (d.prepare("SELECT COUNT(*) AS n FROM poll_jobs WHERE last_success_at IS NOT NULL").get() as { n: number }).n >= 3));
+      await waitFor('first polls', () => readDb(db, (d) => (d.prepare('SELECT COUNT(*) AS n FROM poll_jobs WHERE last_success_at IS NOT NULL').get() as { n: number }).n >= 3));
       for (let i = 0; i < 3; i++) {
         const before = collect()!.access_token;
         await control(sb, '/expire-token', { wallet: keypair.address });

@@ -39,7 +39,9 @@ describe('strategies in the daemon', () => {
 
     const { events, cursor, seen, count } = readDb(db, (d) => {
       const cursorRow = d.prepare("SELECT seq FROM cursors WHERE consumer = 'strategy:counting'").get() as { seq: number };
-      const state = Object.fromEntries((d.prepare("SELECT key, value FROM strategy_state WHERE strategy = 'counting'").all() as { key: string; value: string }[]).map((r) => [r.key, JSON.parse(r.value)]));
+      const state = Object.fromEntries(
+        (d.prepare("SELECT key, value FROM strategy_state WHERE strategy = 'counting'").all() as { key: string; value: string }[]).map((r) => [r.key, JSON.parse(r.value)]),
+      );
       const rows = d.prepare(`SELECT id FROM events WHERE seq <= ? AND type IN (${HANDLED.map(() => '?').join(',')}) ORDER BY seq`).all(cursorRow.seq, ...HANDLED) as { id: string }[];
       return { events: rows.map((r) => r.id), cursor: cursorRow.seq, seen: state.seen as string[], count: state.count as number };
     });

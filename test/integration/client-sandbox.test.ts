@@ -4,18 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AuthError,
-  FileTokenStore,
-  IndexClient,
-  MalformedResponseError,
-  MemoryTokenStore,
-  NetworkError,
-  ServerError,
-  TimeoutError,
-  WalletKeypair,
-  createLogger,
-} from '../../src/index.ts';
+import { AuthError, FileTokenStore, IndexClient, MalformedResponseError, MemoryTokenStore, NetworkError, ServerError, TimeoutError, WalletKeypair, createLogger } from '../../src/index.ts';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
 import { control, raw, testSandbox } from '../helpers/sandbox.ts';
 
@@ -25,8 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const routeCount = (counters: { byRoute: Record<string, Record<string, number>> }, route: string) =>
-  Object.values(counters.byRoute[route] ?? {}).reduce((a, b) => a + b, 0);
+const routeCount = (counters: { byRoute: Record<string, Record<string, number>> }, route: string) => Object.values(counters.byRoute[route] ?? {}).reduce((a, b) => a + b, 0);
 
 describe('client against the sandbox', () => {
   it('pages to the end in both paging styles, never past the total', async () => {

@@ -33,7 +33,10 @@ afterEach(async () => {
 async function setup() {
   const sb: Sandbox = await testSandbox({ rateWindowMs: 10_000 });
   const store = SnapshotStore.open(tempDbPath());
-  cleanups.push(() => sb.close(), () => store.close());
+  cleanups.push(
+    () => sb.close(),
+    () => store.close(),
+  );
   return { sb, store };
 }
 

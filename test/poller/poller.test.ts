@@ -43,7 +43,7 @@ describe('Poller', () => {
     const { poller, log } = setup(() => ({ body: comp(log.length) }), clock);
     // Ticks a second apart, each early or late by up to 20 ms; the run itself takes 7 ms.
     const jitter = [0, 15, -20, 5, -10, 20, -5];
-    let at = clock.now();
+    const at = clock.now();
     for (let s = 1; s <= 60; s++) {
       const started = poller.tick();
       await clock.advance(7);
@@ -59,8 +59,8 @@ describe('Poller', () => {
 
   it('backs off a failing job without holding back the others', async () => {
     const clock = new ManualClock();
-    const { poller, log, store } = setup((req) =>
-      req.path.endsWith('performance') ? { status: 500, body: { success: false, error: { code: 'INTERNAL_ERROR', message: 'x' }, meta: {} } } : { body: comp(log.length) },
+    const { poller, log, store } = setup(
+      (req) => (req.path.endsWith('performance') ? { status: 500, body: { success: false, error: { code: 'INTERNAL_ERROR', message: 'x' }, meta: {} } } : { body: comp(log.length) }),
       clock,
     );
     for (let s = 0; s < 60; s++) {

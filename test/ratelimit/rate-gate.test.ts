@@ -71,9 +71,7 @@ describe('RateGate', () => {
     const { g, clock } = gate({ limit: 100, burst: 150 });
     const start = clock.now();
     // The server says 4 per window and has 3 left; after that, it refills continuously.
-    const times = await admitTimes(g, clock, 6, (p) =>
-      headers(clock, { limit: 4, remaining: Math.max(0, 3 - p.seq + 1), resetAt: clock.now() + 5 * WINDOW }),
-    );
+    const times = await admitTimes(g, clock, 6, (p) => headers(clock, { limit: 4, remaining: Math.max(0, 3 - p.seq + 1), resetAt: clock.now() + 5 * WINDOW }));
     const state = g.state();
     expect(state.limit).toBe(4);
     expect(state.burst).toBe(4);
@@ -123,7 +121,7 @@ describe('RateGate', () => {
     g.release(probe, { status: 200, headers: headers(clock, { limit: 100, remaining: 50, resetAt: reset }) });
     const permits = await Promise.all(Array.from({ length: 6 }, () => g.acquire()));
     // The server handled them in reverse order: the last admitted saw the most left.
-    permits.forEach((p, i) => g.release(p, { status: 200, headers: headers(clock, { limit: 100, remaining: 44 + i, resetAt: reset }) }));
+    for (const [i, p] of permits.entries()) g.release(p, { status: 200, headers: headers(clock, { limit: 100, remaining: 44 + i, resetAt: reset }) });
     expect(g.state().serverModel).not.toBe('bucket');
   });
 
@@ -193,13 +191,7 @@ describe('RateGate', () => {
         order.push(name);
         g.release(permit, { status: 200, headers: {} });
       });
-    const all = [
-      track('low-1', g.acquire('low')),
-      track('low-2', g.acquire('low')),
-      track('low-3', g.acquire('low')),
-      track('high-1', g.acquire('high')),
-      track('high-2', g.acquire('high')),
-    ];
+    const all = [track('low-1', g.acquire('low')), track('low-2', g.acquire('low')), track('low-3', g.acquire('low')), track('high-1', g.acquire('high')), track('high-2', g.acquire('high'))];
     await clock.runAll();
     await Promise.all(all);
     // low-1 was already waiting for a token when the high requests arrived; every other slot goes to high first.

@@ -9,8 +9,7 @@ let sb: Sandbox;
 let keys: { privateKey: CryptoKey; publicKey: CryptoKey };
 let fakeNow = Date.now();
 
-const post = (s: Sandbox, path: string, body: unknown) =>
-  raw(`${s.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const post = (s: Sandbox, path: string, body: unknown) => raw(`${s.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 const withToken = (s: Sandbox, token: string, path = '/user/portfolio') => raw(`${s.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
 
 async function signIn(s: Sandbox, wallet = WalletKeypair.generate()) {

@@ -7,8 +7,7 @@ import { FIXED_TIME, control, raw, testSandbox } from '../helpers/sandbox.ts';
 
 const strict = buildSchemas({ mode: 'strict' });
 const successEnvelope = <S extends z.ZodType>(data: S) => z.strictObject({ success: z.literal(true), data, meta: strict.meta });
-const listEnvelope = <S extends z.ZodType>(item: S) =>
-  z.strictObject({ success: z.literal(true), data: z.array(item), meta: strict.meta.extend({ pagination: strict.pagination }) });
+const listEnvelope = <S extends z.ZodType>(item: S) => z.strictObject({ success: z.literal(true), data: z.array(item), meta: strict.meta.extend({ pagination: strict.pagination }) });
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -316,7 +315,15 @@ describe('determinism', () => {
     const b = await testSandbox({ seed: 42 });
     const other = await testSandbox({ seed: 43 });
     try {
-      const paths = ['/indexes', '/indexes/sindex', '/indexes/mindex/composition', '/indexes/aindex/performance', '/indexes/lindex/rebalancing', '/indexes/tindex/history?interval=1h&limit=50', '/tokens?limit=100'];
+      const paths = [
+        '/indexes',
+        '/indexes/sindex',
+        '/indexes/mindex/composition',
+        '/indexes/aindex/performance',
+        '/indexes/lindex/rebalancing',
+        '/indexes/tindex/history?interval=1h&limit=50',
+        '/tokens?limit=100',
+      ];
       for (const p of paths) {
         const [ra, rb, ro] = await Promise.all([a, b, other].map((s) => raw(`${s.baseUrl}${p}`)));
         expect(ra!.text).toBe(rb!.text);

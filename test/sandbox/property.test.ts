@@ -6,10 +6,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { raw, testSandbox } from '../helpers/sandbox.ts';
 
 const strict = buildSchemas({ mode: 'strict' });
-const anyEnvelope = z.union([
-  z.strictObject({ success: z.literal(true), data: z.unknown(), meta: strict.meta }),
-  strict.errorEnvelope,
-]);
+const anyEnvelope = z.union([z.strictObject({ success: z.literal(true), data: z.unknown(), meta: strict.meta }), strict.errorEnvelope]);
 
 const ROUTES = [
   '/indexes',

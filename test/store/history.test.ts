@@ -7,10 +7,28 @@ const H = 3_600_000;
 
 describe('coverage ranges', () => {
   it('merges ranges that overlap or touch, and finds what is missing', () => {
-    expect(mergeRanges([{ from: 10, to: 20 }, { from: 0, to: 5 }, { from: 6, to: 8 }, { from: 15, to: 30 }])).toEqual([{ from: 0, to: 8 }, { from: 10, to: 30 }]);
+    expect(
+      mergeRanges([
+        { from: 10, to: 20 },
+        { from: 0, to: 5 },
+        { from: 6, to: 8 },
+        { from: 15, to: 30 },
+      ]),
+    ).toEqual([
+      { from: 0, to: 8 },
+      { from: 10, to: 30 },
+    ]);
     expect(missingRanges({ from: 0, to: 100 }, [])).toEqual([{ from: 0, to: 100 }]);
     expect(missingRanges({ from: 0, to: 100 }, [{ from: 0, to: 100 }])).toEqual([]);
-    expect(missingRanges({ from: 0, to: 100 }, [{ from: 20, to: 30 }, { from: 50, to: 200 }])).toEqual([{ from: 0, to: 19 }, { from: 31, to: 49 }]);
+    expect(
+      missingRanges({ from: 0, to: 100 }, [
+        { from: 20, to: 30 },
+        { from: 50, to: 200 },
+      ]),
+    ).toEqual([
+      { from: 0, to: 19 },
+      { from: 31, to: 49 },
+    ]);
     expect(missingRanges({ from: 40, to: 45 }, [{ from: 0, to: 10 }])).toEqual([{ from: 40, to: 45 }]);
   });
 
@@ -49,7 +67,10 @@ describe('history tables', () => {
     expect(store.history.span('1h')).toEqual({ indexIds: ['x', 'y'], first: 0, last: 2 * H });
     // The live queries read history too, cut at the time asked.
     expect(store.navAt('x', H + 1)).toEqual({ nav: 21, asOf: H });
-    expect(store.historyBetween('x', '1h', 0, H)).toEqual([{ ts: 0, nav: 20 }, { ts: H, nav: 21 }]);
+    expect(store.historyBetween('x', '1h', 0, H)).toEqual([
+      { ts: 0, nav: 20 },
+      { ts: H, nav: 21 },
+    ]);
     store.close();
   });
 });

@@ -78,7 +78,11 @@ describe('SnapshotStore', () => {
     expect(at('2026-11-22T09:59:59.999Z')).toBeUndefined();
     expect(at('2026-11-22T10:30:00.000Z')!.constituents.find((c) => c.symbol === 'AAA')!.weight).toBe(0.4);
     expect(at('2026-11-22T11:00:00.000Z')).toMatchObject({ asOf: Date.parse(late.as_of) });
-    expect(at('2026-11-22T11:00:00.000Z')!.constituents.map((c) => c.address).sort()).toEqual(['A', 'B']);
+    expect(
+      at('2026-11-22T11:00:00.000Z')!
+        .constituents.map((c) => c.address)
+        .sort(),
+    ).toEqual(['A', 'B']);
     store.close();
   });
 
@@ -86,7 +90,10 @@ describe('SnapshotStore', () => {
     const store = SnapshotStore.open(tempDbPath());
     const priced = (asOf: string, a: number, withB = true) => ({
       ...composition(asOf),
-      constituents: [{ address: 'A', symbol: 'AAA', weight: withB ? 0.5 : 1, target_weight: 0.5, price_usd: a }, ...(withB ? [{ address: 'B', symbol: 'BBB', weight: 0.5, target_weight: 0.5, price_usd: 7 }] : [])],
+      constituents: [
+        { address: 'A', symbol: 'AAA', weight: withB ? 0.5 : 1, target_weight: 0.5, price_usd: a },
+        ...(withB ? [{ address: 'B', symbol: 'BBB', weight: 0.5, target_weight: 0.5, price_usd: 7 }] : []),
+      ],
     });
     store.upsertIndex({ id: 'sindex', name: 'S', status: 'active' } as never, 0);
     ingest(store, snap(priced('2026-11-22T10:00:00.000Z', 1)), 'sindex', 1, 0.02);

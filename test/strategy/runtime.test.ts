@@ -86,13 +86,31 @@ describe('StrategyRuntime', () => {
     const store = SnapshotStore.open(tempDbPath());
     const comp = (asOf: number, id: number) => {
       const sid = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: asOf, asOf, hash: `h${id}`, raw: '{}', status: 'accepted' });
-      store.insertComposition(sid, { index_id: 'sindex', as_of: new Date(asOf).toISOString(), rebalance_id: null, constituents: [{ address: 'A', symbol: 'A', weight: 1, target_weight: 1, price_usd: id }] } as never);
+      store.insertComposition(sid, {
+        index_id: 'sindex',
+        as_of: new Date(asOf).toISOString(),
+        rebalance_id: null,
+        constituents: [{ address: 'A', symbol: 'A', weight: 1, target_weight: 1, price_usd: id }],
+      } as never);
     };
     comp(T0, 1);
     comp(T0 + 60_000, 2);
-    store.insertPerformance(store.insertSnapshot({ endpoint: 'performance', indexId: 'sindex', fetchedAt: T0, asOf: T0, hash: 'p1', raw: '{}', status: 'accepted' }), { index_id: 'sindex', as_of: new Date(T0).toISOString(), nav: 1000, returns: {} } as never);
-    store.insertPerformance(store.insertSnapshot({ endpoint: 'performance', indexId: 'sindex', fetchedAt: T0 + 60_000, asOf: T0 + 60_000, hash: 'p2', raw: '{}', status: 'accepted' }), { index_id: 'sindex', as_of: new Date(T0 + 60_000).toISOString(), nav: 2000, returns: {} } as never);
-    store.upsertRebalance({ id: 'rb_future', index_id: 'sindex', status: 'announced', announced_at: new Date(T0 + 90_000).toISOString(), effective_at: new Date(T0 + 200_000).toISOString(), changes: [] } as never, T0 + 90_000);
+    store.insertPerformance(store.insertSnapshot({ endpoint: 'performance', indexId: 'sindex', fetchedAt: T0, asOf: T0, hash: 'p1', raw: '{}', status: 'accepted' }), {
+      index_id: 'sindex',
+      as_of: new Date(T0).toISOString(),
+      nav: 1000,
+      returns: {},
+    } as never);
+    store.insertPerformance(store.insertSnapshot({ endpoint: 'performance', indexId: 'sindex', fetchedAt: T0 + 60_000, asOf: T0 + 60_000, hash: 'p2', raw: '{}', status: 'accepted' }), {
+      index_id: 'sindex',
+      as_of: new Date(T0 + 60_000).toISOString(),
+      nav: 2000,
+      returns: {},
+    } as never);
+    store.upsertRebalance(
+      { id: 'rb_future', index_id: 'sindex', status: 'announced', announced_at: new Date(T0 + 90_000).toISOString(), effective_at: new Date(T0 + 200_000).toISOString(), changes: [] } as never,
+      T0 + 90_000,
+    );
     store.appendEvents([perf(1, T0 + 30_000)]);
     const clock = { now: () => T0 + 30_000, setTimeout: (f: () => void, ms: number) => setTimeout(f, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
     await (await runtimeFor('lookahead', store, { clock })).runtime.drain();

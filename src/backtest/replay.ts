@@ -4,7 +4,7 @@ import { type Composition, type HistoryInterval, INTERVAL_MS, type Performance, 
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { type CompositionState, type IndexbotEvent, type NewEvent, type RebalanceStates, detectComposition, detectPerformance, detectRebalancing, stableHash } from '../detect/index.ts';
 import { type HistoryRow, SnapshotStore, type TimeRange, findGaps, packedValues } from '../store/index.ts';
-import { type EventLog, type LoadedStrategy, type MarketQueries, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
+import { type EventLog, type LoadedStrategy, type MarketQueries, type Rejection, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
 
 export interface BacktestOptions {
@@ -52,6 +52,10 @@ export interface BacktestResult {
   metrics: StrategyMetrics;
   benchmarks: { indexId: string; metrics: ReturnMetrics }[];
   fills: (TradeFill & { eventId: string })[];
+  /** Orders the paper broker refused, with the event whose handler placed them. */
+  rejections: (Rejection & { eventId: string })[];
+  /** Positions held at `to`, each at its last replayed price (null when it never had one). */
+  openPositions: { instrument: string; quantity: number; costUsd: number; price: number | null }[];
   fillsHash: string;
   eventCounts: Record<string, number>;
   alerts: number;
@@ -101,6 +105,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const tokens = o.cache.history.tokens();
   const market = new ReplayMarket(o.cache, tokens);
   const fills: BacktestResult['fills'] = [];
+  const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
   const runtime = new StrategyRuntime({
     store: ledger,
@@ -115,6 +120,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     timeoutMs: o.timeoutMs,
     startedAt: o.from,
     onFill: (_s, f, eventId) => fills.push({ ...f, eventId }),
+    onReject: (_s, r, eventId) => rejections.push({ ...r, eventId }),
     onAlert: () => alerts++,
   });
 
@@ -190,6 +196,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       metrics: strategyMetrics(equity, fills),
       benchmarks: settings.indexes.filter((i) => navs.get(i)!.length > 0).map((indexId) => ({ indexId, metrics: returnMetrics(navs.get(indexId)!) })),
       fills,
+      rejections,
+      openPositions: runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null })),
       fillsHash: createHash('sha256').update(canonicalFills).digest('hex'),
       eventCounts: log.counts(),
       alerts,

@@ -14,7 +14,19 @@ export interface OrderRequest {
 /** One executed order: instrument key, side, quantity, price after slippage, fee, time. */
 export type Fill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
 
-export type OrderResult = { status: 'filled'; fill: Fill } | { status: 'rejected'; reason: string };
+/** Why an order was refused, as a stable word a report can count by. */
+export type RejectCode = 'no_price' | 'insufficient_cash' | 'insufficient_position' | 'invalid_order';
+
+export type OrderResult = { status: 'filled'; fill: Fill } | { status: 'rejected'; reason: string; code: RejectCode };
+
+/** A refused order as the runtime reports it. */
+export interface Rejection {
+  instrument: string;
+  side: 'buy' | 'sell';
+  code: RejectCode;
+  reason: string;
+  at: number;
+}
 
 export interface Position {
   instrument: string;

@@ -1,5 +1,5 @@
 import type { PaperPosition } from '../store/index.ts';
-import { type Broker, type Fill, type Instrument, type OrderRequest, type OrderResult, type Position, instrumentKey, parseInstrument } from './broker.ts';
+import { type Broker, type Fill, type Instrument, type OrderRequest, type OrderResult, type Position, type RejectCode, type Rejection, instrumentKey, parseInstrument } from './broker.ts';
 
 export interface PaperBrokerOptions {
   /** @default 10000 */
@@ -21,6 +21,8 @@ export interface PaperBook {
   positions(): PaperPosition[];
   /** Receives each fill for the caller to persist with the event that caused it. */
   recordFill(fill: Fill): void;
+  /** Receives each refused order, for reports to count. */
+  recordReject?(rejection: Rejection): void;
 }
 
 const EPS = 1e-9;
@@ -73,26 +75,30 @@ export class PaperBroker implements Broker {
 
   private execute(side: 'buy' | 'sell', order: OrderRequest): OrderResult {
     const key = instrumentKey(order.instrument);
+    const reject = (code: RejectCode, reason: string): OrderResult => {
+      this.book.recordReject?.({ instrument: key, side, code, reason, at: this.book.now() });
+      return { status: 'rejected', reason, code };
+    };
     const market = this.book.price(order.instrument);
-    if (market === undefined || !(market > 0)) return { status: 'rejected', reason: `no price for ${key} at ${new Date(this.book.now()).toISOString()}` };
+    if (market === undefined || !(market > 0)) return reject('no_price', `no price for ${key} at ${new Date(this.book.now()).toISOString()}`);
     const hasQty = order.quantity !== undefined;
     const hasNotional = order.notionalUsd !== undefined;
-    if (hasQty === hasNotional) return { status: 'rejected', reason: 'give exactly one of quantity or notionalUsd' };
+    if (hasQty === hasNotional) return reject('invalid_order', 'give exactly one of quantity or notionalUsd');
     const price = market * (1 + ((side === 'buy' ? 1 : -1) * this.slippageBps) / 10_000);
     const quantity = hasQty ? order.quantity! : order.notionalUsd! / price;
-    if (!Number.isFinite(quantity) || quantity <= 0) return { status: 'rejected', reason: `quantity must be positive, got ${quantity}` };
+    if (!Number.isFinite(quantity) || quantity <= 0) return reject('invalid_order', `quantity must be positive, got ${quantity}`);
     const notional = quantity * price;
     const fee = (notional * this.feeBps) / 10_000;
     const held = this.book.position(key) ?? { instrument: key, quantity: 0, costUsd: 0 };
     const cash = this.book.cash();
     if (side === 'buy') {
       if (notional + fee > cash + EPS) {
-        return { status: 'rejected', reason: `needs ${(notional + fee).toFixed(2)} USD with fees, cash is ${cash.toFixed(2)} USD` };
+        return reject('insufficient_cash', `needs ${(notional + fee).toFixed(2)} USD with fees, cash is ${cash.toFixed(2)} USD`);
       }
       this.book.setCash(cash - notional - fee);
       this.book.setPosition({ instrument: key, quantity: held.quantity + quantity, costUsd: held.costUsd + notional + fee });
     } else {
-      if (quantity > held.quantity + EPS) return { status: 'rejected', reason: `sells ${quantity} of ${key}, holds ${held.quantity}` };
+      if (quantity > held.quantity + EPS) return reject('insufficient_position', `sells ${quantity} of ${key}, holds ${held.quantity}`);
       const remaining = held.quantity - quantity;
       this.book.setCash(cash + notional - fee);
       const costLeft = remaining <= EPS ? 0 : held.costUsd * (remaining / held.quantity);

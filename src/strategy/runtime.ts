@@ -1,7 +1,7 @@
 import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type PaperPosition, type SnapshotStore, failureFields } from '../store/index.ts';
-import type { Fill } from './broker.ts';
+import type { Fill, Rejection } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
 import { type PaperBook, PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   onAlert?: (strategy: string, message: string, data: unknown) => void;
   /** Each committed fill, with the id of the event whose handler made it. */
   onFill?: (strategy: string, fill: Fill, eventId: string) => void;
+  /** Each order the broker refused in a handler call that returned, with the event's id. */
+  onReject?: (strategy: string, rejection: Rejection, eventId: string) => void;
 }
 
 export const consumerOf = (name: string) => `strategy:${name}`;
@@ -245,6 +247,7 @@ class StrategyRunner {
         const noEffect = result.writes.size === 0 && result.touched.size === 0 && result.fills.length === 0 && result.alerts.length === 0;
         if (noEffect && !fromParked) {
           this.uncommittedSeq = event.seq;
+          for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
           return true;
         }
         this.o.store.transaction(() => {
@@ -267,6 +270,7 @@ class StrategyRunner {
         this.book = result.book;
         for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
         for (const f of result.fills) this.o.onFill?.(this.name, f, event.id);
+        for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
         return true;
       }
       lastError = result.error;
@@ -327,6 +331,8 @@ interface Effects {
   book: Book;
   touched: Set<string>;
   fills: Fill[];
+  /** Refused orders: no effect on the book, reported only. */
+  rejects: Rejection[];
   alerts: { message: string; data: unknown; at: number }[];
 }
 
@@ -352,7 +358,7 @@ class AttemptScope {
     private readonly time: Clock,
     private readonly paper: PaperBrokerOptions | undefined,
   ) {
-    this.effects = { writes: new Map(), book: { cash: committedBook.cash, positions: committedBook.positions }, touched: new Set(), fills: [], alerts: [] };
+    this.effects = { writes: new Map(), book: { cash: committedBook.cash, positions: committedBook.positions }, touched: new Set(), fills: [], rejects: [], alerts: [] };
     this.clock = { now: () => time.now() };
     this.state = new BufferedState(committedState, this.effects.writes, this);
     this.data = new ScopedMarketData(market, time);
@@ -401,6 +407,7 @@ class AttemptScope {
       },
       positions: () => [...fx.book.positions.values()].filter((p) => p.quantity > 0),
       recordFill: (f) => fx.fills.push(f),
+      recordReject: (r) => fx.rejects.push(r),
     };
   }
 }

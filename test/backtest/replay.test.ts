@@ -81,6 +81,20 @@ describe('backtest replay', () => {
     cache.close();
   });
 
+  it('reports refused orders with their reason and event, and what is held at the end at its last price', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const r = await runBacktest({ cache, strategy: await strategy('reject-and-hold'), indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 });
+    expect(r.rejections.map((x) => [x.code, x.side, x.instrument, (x.at - T0) / H, x.eventId])).toEqual([
+      ['no_price', 'buy', `token:${'Z'.repeat(44)}`, 30, 'rebalance.announced:x:rb_x_1'],
+      ['insufficient_cash', 'buy', `token:${A}`, 30, 'rebalance.announced:x:rb_x_1'],
+      ['insufficient_position', 'sell', `token:${A}`, 30, 'rebalance.announced:x:rb_x_1'],
+    ]);
+    expect(r.rejections[0]!.reason).toMatch(/^no price for token:Z+ at 2025-03-02T06:00:00.000Z$/);
+    // 100 USD of AAA at 10, worth 20 at the last point (its price doubled at hour 80).
+    expect(r.openPositions).toEqual([{ instrument: `token:${A}`, quantity: 10, costUsd: 100, price: 20 }]);
+    cache.close();
+  });
+
   it('never shows a strategy data after its simulated now, and one that would profit from the future cannot', async () => {
     const path = buildCache();
     const cache = SnapshotStore.open(path, { readonly: true });

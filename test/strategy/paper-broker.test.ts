@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { PaperPosition } from '../../src/store/index.ts';
-import { type Instrument, PaperBroker } from '../../src/strategy/index.ts';
+import { type Instrument, PaperBroker, type Rejection } from '../../src/strategy/index.ts';
 
 function broker(prices: Record<string, number>, cash = 1_000, options = { feeBps: 10, slippageBps: 50 }) {
   const positions = new Map<string, PaperPosition>();
   let balance = cash;
   const fills: unknown[] = [];
+  const rejects: Rejection[] = [];
   const b = new PaperBroker(
     {
       price: (i: Instrument) => prices[i.kind === 'index' ? i.indexId : i.address],
@@ -16,10 +17,11 @@ function broker(prices: Record<string, number>, cash = 1_000, options = { feeBps
       setPosition: (p) => positions.set(p.instrument, p),
       positions: () => [...positions.values()].filter((p) => p.quantity > 0),
       recordFill: (f) => fills.push(f),
+      recordReject: (r) => rejects.push(r),
     },
     options,
   );
-  return { b, positions, fills, cash: () => balance };
+  return { b, positions, fills, rejects, cash: () => balance };
 }
 
 const token = (address: string): Instrument => ({ kind: 'token', address });
@@ -56,16 +58,23 @@ describe('PaperBroker', () => {
   });
 
   it('rejects, with a reason and without clipping, what it cannot fill in full', async () => {
-    const { b, cash, positions, fills } = broker({ SOL: 100 });
+    const { b, cash, positions, fills, rejects } = broker({ SOL: 100 });
     const tooBig = await b.buy({ instrument: token('SOL'), quantity: 10 });
-    expect(tooBig).toEqual({ status: 'rejected', reason: expect.stringMatching(/needs 1006\.0\d USD with fees, cash is 1000\.00 USD/) });
-    expect(await b.sell({ instrument: token('SOL'), quantity: 1 })).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/holds 0/) });
-    expect(await b.buy({ instrument: token('NOPRICE'), quantity: 1 })).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/no price/) });
-    expect(await b.buy({ instrument: token('SOL'), quantity: 1, notionalUsd: 5 })).toMatchObject({ status: 'rejected' });
-    expect(await b.buy({ instrument: token('SOL'), quantity: -1 })).toMatchObject({ status: 'rejected' });
+    expect(tooBig).toEqual({ status: 'rejected', code: 'insufficient_cash', reason: expect.stringMatching(/needs 1006\.0\d USD with fees, cash is 1000\.00 USD/) });
+    expect(await b.sell({ instrument: token('SOL'), quantity: 1 })).toMatchObject({ status: 'rejected', code: 'insufficient_position', reason: expect.stringMatching(/holds 0/) });
+    expect(await b.buy({ instrument: token('NOPRICE'), quantity: 1 })).toMatchObject({ status: 'rejected', code: 'no_price', reason: expect.stringMatching(/no price/) });
+    expect(await b.buy({ instrument: token('SOL'), quantity: 1, notionalUsd: 5 })).toMatchObject({ status: 'rejected', code: 'invalid_order' });
+    expect(await b.buy({ instrument: token('SOL'), quantity: -1 })).toMatchObject({ status: 'rejected', code: 'invalid_order' });
     expect(cash()).toBe(1_000);
     expect(positions.size).toBe(0);
     expect(fills).toEqual([]);
+    expect(rejects.map((r) => [r.code, r.side, r.instrument, r.at])).toEqual([
+      ['insufficient_cash', 'buy', 'token:SOL', 1_000],
+      ['insufficient_position', 'sell', 'token:SOL', 1_000],
+      ['no_price', 'buy', 'token:NOPRICE', 1_000],
+      ['invalid_order', 'buy', 'token:SOL', 1_000],
+      ['invalid_order', 'buy', 'token:SOL', 1_000],
+    ]);
   });
 
   it('values equity at current prices', async () => {

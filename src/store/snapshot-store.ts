@@ -75,6 +75,12 @@ export class SnapshotStore implements TokenStore {
   private readonly inTransaction: (fn: () => unknown) => unknown;
   /** Token id by address: every composition row needs one. */
   private readonly tokenIds = new Map<string, number>();
+  /**
+   * Addresses given an id inside the open transaction. `token_ids` reuses the id of a
+   * rolled-back row, so on rollback these leave the cache: a kept one would point at a row
+   * that never was, or at the next new token's.
+   */
+  private readonly uncommittedTokens: string[] = [];
   /** Write-through cache of detector state: read on every poll, changed rarely. */
   private readonly stateCache = new Map<string, { json: string; value: unknown }>();
 
@@ -130,10 +136,15 @@ export class SnapshotStore implements TokenStore {
 
   transaction<T>(fn: () => T): T {
     try {
-      return this.inTransaction(fn) as T;
+      const result = this.inTransaction(fn) as T;
+      if (!this.db.inTransaction) this.uncommittedTokens.length = 0;
+      return result;
     } catch (e) {
-      // A rolled-back transaction may have put state into the cache that the file never got.
+      // A rolled-back transaction may have put into the caches what the file never got.
+      // (A nested one rolls back only its savepoint, but dropping more than that costs only a lookup.)
       this.stateCache.clear();
+      for (const address of this.uncommittedTokens) this.tokenIds.delete(address);
+      if (!this.db.inTransaction) this.uncommittedTokens.length = 0;
       throw storeFailure(e);
     }
   }
@@ -182,6 +193,7 @@ export class SnapshotStore implements TokenStore {
       this.s.insertTokenId.run(address, symbol);
       id = (this.s.tokenId.get(address) as { id: number }).id;
       this.tokenIds.set(address, id);
+      if (this.db.inTransaction) this.uncommittedTokens.push(address);
     }
     return id;
   }

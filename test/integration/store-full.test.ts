@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AlertDispatcher } from '../../src/alerts/index.ts';
@@ -66,6 +67,31 @@ describe('a full disk', () => {
     expect(thrown).toMatchObject({ name: 'StoreWriteError', code: 'STORE_FULL', kind: 'temporary', sqliteCode: 'SQLITE_FULL' });
     expect((thrown as Error).message).toContain('the disk is full');
     expect(storeFailure(new Error('other'))).toBeInstanceOf(Error);
+  });
+
+  it('leaves no token id behind from the failed write: a token first seen then is stored under its own symbol once space is back', async () => {
+    const { store } = await setup();
+    const stored = (asOf: number, address: string, symbol: string) => {
+      const id = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: asOf, asOf, hash: String(asOf), raw: '{}', status: 'accepted' });
+      const constituent = { address, symbol, weight: 1, target_weight: 1, price_usd: asOf };
+      store.insertComposition(id, { index_id: 'sindex', as_of: new Date(asOf).toISOString(), rebalance_id: null, constituents: [constituent] } as never);
+    };
+    store.transaction(() => stored(1, 'A', 'AAA'));
+    const freeSpace = fillDisk(store);
+    // The new token's rows fit in the free room of existing pages; what the poll writes next does not.
+    const incompressible = randomBytes(200_000).toString('base64');
+    expect(() =>
+      store.transaction(() => {
+        stored(2, 'NEW', 'NEWT');
+        store.setRuntime('next write of the poll', incompressible, 2);
+      }),
+    ).toThrow(expect.objectContaining({ code: 'STORE_FULL' }));
+    freeSpace();
+    store.transaction(() => stored(3, 'OTHER', 'OTH'));
+    store.transaction(() => stored(4, 'NEW', 'NEWT'));
+    expect(store.compositionAt('sindex')!.constituents.map((k) => [k.address, k.symbol, k.priceUsd])).toEqual([['NEW', 'NEWT', 4]]);
+    expect(store.tokenPriceAt('OTHER', 10)).toEqual({ priceUsd: 3, asOf: 3 });
+    expect(store.integrityCheck()).toBe('ok');
   });
 
   it('fails a poll, which is logged and retried; once space is back the poll stores its events exactly once', async () => {

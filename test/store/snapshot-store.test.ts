@@ -135,6 +135,37 @@ describe('SnapshotStore', () => {
     store.close();
   });
 
+  it("forgets the token ids a rolled-back transaction gave out: no foreign-key failure, no token at another token's row", () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const stored = (asOf: string, constituents: { address: string; symbol: string }[]) => {
+      const id = store.insertSnapshot({ endpoint: 'composition', indexId: 'sindex', fetchedAt: Date.parse(asOf), asOf: Date.parse(asOf), hash: asOf, raw: '{}', status: 'accepted' });
+      const c = { ...composition(asOf), constituents: constituents.map((k) => ({ ...k, weight: 0.5, target_weight: 0.5, price_usd: 1 })) };
+      store.insertComposition(id, c as never);
+    };
+    store.transaction(() => stored('2026-11-22T09:00:00.000Z', [{ address: 'A', symbol: 'AAA' }]));
+    expect(() =>
+      store.transaction(() => {
+        stored('2026-11-22T10:00:00.000Z', [{ address: 'NEW', symbol: 'NEWT' }]);
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    // Without AUTOINCREMENT the id NEW had is free again: the next new token takes it.
+    store.transaction(() => stored('2026-11-22T11:00:00.000Z', [{ address: 'OTHER', symbol: 'OTH' }]));
+    store.transaction(() => stored('2026-11-22T12:00:00.000Z', [{ address: 'NEW', symbol: 'NEWT' }]));
+    expect(store.compositionAt('sindex')!.constituents.map((k) => [k.address, k.symbol])).toEqual([['NEW', 'NEWT']]);
+    // And a rolled-back new token, polled again with nothing in between, is stored (no foreign-key failure).
+    expect(() =>
+      store.transaction(() => {
+        stored('2026-11-22T13:00:00.000Z', [{ address: 'LATE', symbol: 'LAT' }]);
+        throw new Error('busy');
+      }),
+    ).toThrow('busy');
+    store.transaction(() => stored('2026-11-22T14:00:00.000Z', [{ address: 'LATE', symbol: 'LAT' }]));
+    expect(store.compositionAt('sindex')!.constituents.map((k) => k.symbol)).toEqual(['LAT']);
+    expect(store.integrityCheck()).toBe('ok');
+    store.close();
+  });
+
   it('appends an event id once, whichever path sees it first', () => {
     const store = SnapshotStore.open(tempDbPath());
     const e = { id: 'rebalance.completed:sindex:rb_1', type: 'rebalance.completed' as const, indexId: 'sindex', occurredAt: 1, detectedAt: 2, payload: {} as never };

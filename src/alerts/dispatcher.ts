@@ -20,6 +20,8 @@ export interface DispatcherOptions {
   maxRetryMs?: number;
   /** How often an idle sink looks for new events without being notified. @default 1000 */
   idleMs?: number;
+  /** Told of each attempt's outcome (metrics). */
+  onAttempt?: (sink: string, outcome: 'delivered' | 'failed' | 'given_up') => void;
 }
 
 export const alertConsumer = (sink: string) => `alert:${sink}`;
@@ -126,18 +128,21 @@ export class AlertDispatcher {
       const at = this.clock.now();
       if (outcome.ok) {
         this.o.store.outbox.delivered(sink.name, row.eventId, at);
+        this.o.onAttempt?.(sink.name, 'delivered');
         this.log.info({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1 }, 'alert delivered');
         continue;
       }
       if (!outcome.retry || at - row.createdAt >= this.giveUpAfterMs) {
         const reason = outcome.retry ? `still failing after ${Math.round((at - row.createdAt) / 60_000)} min: ${outcome.reason}` : `refused: ${outcome.reason}`;
         this.o.store.outbox.givenUp(sink.name, row.eventId, at, reason);
+        this.o.onAttempt?.(sink.name, 'given_up');
         this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason }, 'alert given up');
         continue;
       }
       const backoff = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** row.attempts);
       const delay = Math.max(backoff, outcome.retryAfterMs ?? 0);
       this.o.store.outbox.retryAt(sink.name, row.eventId, at + delay, outcome.reason);
+      this.o.onAttempt?.(sink.name, 'failed');
       this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
       return;
     }

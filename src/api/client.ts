@@ -20,7 +20,7 @@ import {
 import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
 import type { Priority, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
-import { type AuthMode, Transport } from './transport.ts';
+import { type AuthMode, type RequestObserver, Transport } from './transport.ts';
 
 export interface IndexClientOptions {
   /** The API base URL, ending in `/v1`, e.g. `http://127.0.0.1:7420/v1`. */
@@ -62,6 +62,8 @@ export interface IndexClientOptions {
   random?: () => number;
   /** @default silentLogger */
   logger?: Logger;
+  /** Told of every attempt and retry (metrics). */
+  observer?: RequestObserver;
   /** An axios adapter in place of HTTP, for tests that record requests. */
   adapter?: AxiosAdapter;
 }
@@ -179,6 +181,7 @@ export class IndexClient {
       adapter: options.adapter,
       schemas: this.schemas,
       warnOnce,
+      observer: options.observer,
     });
   }
 

@@ -55,6 +55,13 @@ export interface TransportOptions {
   adapter: AxiosAdapter | undefined;
   schemas: RecordSchemas;
   warnOnce: (key: string, obj: object, msg: string) => void;
+  observer: RequestObserver | undefined;
+}
+
+/** Told of every attempt and retry, for metrics; `endpoint` is a template (`GET /indexes/{index_id}`), never a raw path. */
+export interface RequestObserver {
+  onRequest?(r: { endpoint: string; status: number | null; durationMs: number; gate: string }): void;
+  onRetry?(endpoint: string): void;
 }
 
 interface Credential {
@@ -101,6 +108,8 @@ export class Transport {
       retryDelay: () => 0,
       onRetry: async (count, error, config) => {
         const delay = Math.floor(o.random() * Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (count - 1)));
+        const spec = (config as TaggedConfig).indexbot?.spec;
+        if (spec) o.observer?.onRetry?.(endpointTemplate(spec));
         o.logger.warn({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
         await sleep(o.clock, delay, config.signal as AbortSignal | undefined);
       },
@@ -264,7 +273,9 @@ export class Transport {
    */
   private logRequest(spec: RequestSpec, gate: RateGate, started: number, outcome: { status: number | null; requestId?: string | undefined; errno?: string | undefined }): void {
     const query = spec.query && new URLSearchParams(Object.entries(spec.query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]]))).toString();
-    this.o.logger.debug({ method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs: this.o.clock.now() - started, gate: gate.name }, 'request');
+    const durationMs = this.o.clock.now() - started;
+    this.o.logger.debug({ method: spec.method, path: spec.path, ...(query ? { query } : {}), ...outcome, durationMs, gate: gate.name }, 'request');
+    this.o.observer?.onRequest?.({ endpoint: endpointTemplate(spec), status: outcome.status, durationMs, gate: gate.name });
   }
 
   /** Axios errors become ours (they carry request headers, so none may escape); others pass as they are. */
@@ -311,6 +322,11 @@ export class Transport {
 function endpointOf(config: TaggedConfig): string {
   const spec = config.indexbot?.spec;
   return spec ? `${spec.method} ${spec.path}` : 'request';
+}
+
+/** The path with its index id replaced, so a metric label takes a bounded set of values. */
+export function endpointTemplate(spec: Pick<RequestSpec, 'method' | 'path'>): string {
+  return `${spec.method} ${spec.path.replace(/^\/indexes\/[^/]+/, '/indexes/{index_id}')}`;
 }
 
 function isRetryable(error: unknown): boolean {

@@ -257,7 +257,7 @@ export function errorFields(e: unknown): Record<string, unknown> {
 
 /** A strategy's own code or definition failed: loading it, its params, or a handler. */
 export class StrategyError extends IndexbotError {
-  constructor(message: string, code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT') {
+  constructor(message: string, code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT' | 'STRATEGY_UNKNOWN') {
     super(message, code, 'strategy');
   }
 }

@@ -25,6 +25,8 @@ export interface PollerOptions {
   logger?: Logger;
   /** Called with the events each poll stored, after its transaction committed. */
   onEvents?: (events: IndexbotEvent[]) => void;
+  /** Called after each poll: `lateMs` is how long after its due time it started (metrics, benchmarks). */
+  onPoll?: (p: { job: string; ok: boolean; lateMs: number; durationMs: number }) => void;
 }
 
 const TICK_MS = 1_000;
@@ -128,6 +130,8 @@ export class Poller {
   private async runJob(run: JobRun): Promise<void> {
     const { job } = run;
     const started = this.clock.now();
+    const lateMs = started - run.nextDueAt;
+    let ok = false;
     try {
       const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal });
       const fetchedAt = this.clock.now();
@@ -138,6 +142,7 @@ export class Poller {
       this.o.store.recordJobRun(job.name, fetchedAt);
       run.failures = 0;
       run.nextDueAt = started + job.intervalMs;
+      ok = true;
       if (result.events.length > 0) this.o.onEvents?.(result.events);
     } catch (e) {
       if (this.abort.signal.aborted) return;
@@ -153,6 +158,8 @@ export class Poller {
       } catch (storeError) {
         this.logger.error({ job: job.name, error: failureFields(storeError) }, 'could not record the failed poll');
       }
+    } finally {
+      this.o.onPoll?.({ job: job.name, ok, lateMs, durationMs: this.clock.now() - started });
     }
   }
 }

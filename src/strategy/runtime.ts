@@ -42,6 +42,8 @@ export interface RuntimeOptions {
 }
 
 export const consumerOf = (name: string) => `strategy:${name}`;
+/** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
+const PAUSED_KEY = 'pausedStrategies';
 
 interface Book {
   cash: number;
@@ -60,10 +62,21 @@ export class StrategyRuntime {
   private readonly runners: StrategyRunner[];
   private stopped = false;
   private loops: Promise<void>[] = [];
+  private readonly pausedNames: Set<string>;
 
-  constructor(o: RuntimeOptions) {
+  constructor(private readonly o: RuntimeOptions) {
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
-    this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, () => this.stopped));
+    this.pausedNames = new Set(o.store.runtime<string[]>(PAUSED_KEY)?.value ?? []);
+    this.runners = o.strategies.map(
+      (s) =>
+        new StrategyRunner(
+          s,
+          o,
+          startedAt,
+          () => this.stopped,
+          (name) => this.pausedNames.has(name),
+        ),
+    );
   }
 
   get names(): string[] {
@@ -88,6 +101,45 @@ export class StrategyRuntime {
   book(strategy: string): { cash: number; positions: PaperPosition[] } | undefined {
     const r = this.runners.find((x) => x.name === strategy);
     return r && { cash: r.committedBook.cash, positions: [...r.committedBook.positions.values()].filter((p) => p.quantity > 0) };
+  }
+
+  /** Names of the paused strategies. */
+  paused(): string[] {
+    return this.names.filter((n) => this.pausedNames.has(n));
+  }
+
+  /**
+   * Stops delivering to a strategy after the event in hand: its cursor stands still and its
+   * events wait in the log. Kept in the store, so a restart keeps it paused. Returns false
+   * when it was paused already.
+   */
+  pause(name: string): boolean {
+    return this.setPaused(this.runner(name), true);
+  }
+
+  /** Delivers to a paused strategy again, from its cursor: each waiting event once. */
+  resume(name: string): boolean {
+    const r = this.runner(name);
+    const changed = this.setPaused(r, false);
+    r.wake();
+    return changed;
+  }
+
+  private setPaused(r: StrategyRunner, paused: boolean): boolean {
+    if (this.pausedNames.has(r.name) === paused) return false;
+    const next = new Set(this.pausedNames);
+    if (paused) next.add(r.name);
+    else next.delete(r.name);
+    this.o.store.setRuntime(PAUSED_KEY, [...next].sort(), Date.now());
+    if (paused) this.pausedNames.add(r.name);
+    else this.pausedNames.delete(r.name);
+    return true;
+  }
+
+  private runner(name: string): StrategyRunner {
+    const r = this.runners.find((x) => x.name === name);
+    if (!r) throw new StrategyError(`no strategy named "${name}" is running (running: ${this.names.join(', ') || 'none'})`, 'STRATEGY_UNKNOWN');
+    return r;
   }
 
   /** Re-delivers parked events (all strategies, or one); returns how many succeeded. */
@@ -131,6 +183,7 @@ class StrategyRunner {
     private readonly o: RuntimeOptions,
     private readonly startedAt: number,
     private readonly isStopped: () => boolean,
+    private readonly isPausedName: (name: string) => boolean,
   ) {
     this.name = loaded.strategy.name;
     this.consumer = consumerOf(this.name);
@@ -146,6 +199,10 @@ class StrategyRunner {
     t.openAccount(this.account, o.paper?.initialCash ?? 10_000);
     this.state = new Map([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
     this.book = { cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) };
+  }
+
+  private isHeld(): boolean {
+    return this.isStopped() || this.isPausedName(this.name);
   }
 
   get committedBook(): Readonly<Book> {
@@ -193,13 +250,14 @@ class StrategyRunner {
     let seen = 0;
     for (;;) {
       const batch = this.events.eventsAfter(this.uncommittedSeq ?? this.events.cursor(this.consumer), 500);
-      if (batch.length === 0 || this.isStopped()) {
+      if (batch.length === 0 || this.isHeld()) {
         this.flushCursor();
         return seen;
       }
       let skippedTo: number | undefined;
       for (const event of batch) {
-        if (this.isStopped()) {
+        if (this.isHeld()) {
+          if (skippedTo !== undefined) this.uncommittedSeq = skippedTo;
           this.flushCursor();
           return seen;
         }

@@ -26,6 +26,15 @@ export interface Principal {
   wallet: string;
 }
 
+/** The outcome of authenticating a request: its principal or why it failed, and its rate bucket. */
+export interface Identity {
+  principal: Principal | undefined;
+  /** The 401 to answer with, once the request has been counted in its bucket. */
+  failure?: SandboxHttpError;
+  bucket: string;
+  tier: Tier;
+}
+
 export interface SandboxAuthOptions {
   keys: ApiKeySpec[];
   baseUrl: string;
@@ -51,6 +60,7 @@ interface RefreshEntry {
 }
 
 const JWT_PERMISSIONS = ['read:index', 'read:portfolio'];
+const JWT_TIER: Tier = 'standard';
 const EXPIRED_HEADER = { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="token_expired"' };
 
 const random58 = (bytes: number) => bs58.encode(randomBytes(bytes));
@@ -85,34 +95,50 @@ export class SandboxAuth {
     return this.publicKey;
   }
 
-  /** Who sent the request; undefined for no credential. Throws 401 for a bad one. */
-  async authenticate(header: string | undefined): Promise<Principal | undefined> {
-    if (header === undefined) return undefined;
+  /**
+   * Who sent the request, and the rate bucket it is counted in. No credential: the caller's
+   * anonymous bucket. A credential that fails (`failure` set) keeps a bucket of its own, so
+   * its rate headers never jump to the anonymous bucket's: the bucket of its key or user when
+   * the server can prove whose it is (a revoked key, an expired or revoked token with a valid
+   * signature), else one named by a digest of the credential, at the public tier's limits.
+   */
+  async identify(header: string | undefined, anonymousBucket: string): Promise<Identity> {
+    if (header === undefined) return { principal: undefined, bucket: anonymousBucket, tier: 'public' };
     const m = /^Bearer ([^\s]+)$/.exec(header);
-    if (!m) throw new SandboxHttpError(401, 'INVALID_API_KEY', 'malformed Authorization header: expected "Bearer <credential>"', { reason: 'malformed_credentials' });
+    if (!m) {
+      const failure = new SandboxHttpError(401, 'INVALID_API_KEY', 'malformed Authorization header: expected "Bearer <credential>"', { reason: 'malformed_credentials' });
+      return { principal: undefined, failure, bucket: invalidBucket(header), tier: 'public' };
+    }
     const value = m[1]!;
     if (value.split('.').length === 3) return this.verifyAccessToken(value);
     const key = this.keys.get(value);
-    if (!key || this.revokedKeys.has(value)) throw new SandboxHttpError(401, 'INVALID_API_KEY', 'API key is invalid or revoked', { reason: 'invalid_api_key' });
-    return { kind: 'key', label: `key:${key.name}`, tier: key.tier, permissions: key.permissions, scopes: key.scopes, wallet: walletOfKey(key) };
+    if (!key) return { principal: undefined, failure: invalidKey(), bucket: invalidBucket(value), tier: 'public' };
+    const principal: Principal = { kind: 'key', label: `key:${key.name}`, tier: key.tier, permissions: key.permissions, scopes: key.scopes, wallet: walletOfKey(key) };
+    if (this.revokedKeys.has(value)) return { principal: undefined, failure: invalidKey(), bucket: principal.label, tier: principal.tier };
+    return { principal, bucket: principal.label, tier: principal.tier };
   }
 
-  private async verifyAccessToken(token: string): Promise<Principal> {
+  private async verifyAccessToken(token: string): Promise<Identity> {
+    const rejected = (failure: SandboxHttpError, bucket = invalidBucket(token), tier: Tier = 'public'): Identity => ({ principal: undefined, failure, bucket, tier });
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.publicKey, { algorithms: ['RS256'], typ: 'JWT', currentDate: new Date(this.o.now()) }));
     } catch (e) {
-      if (e instanceof joseErrors.JWTExpired) throw unauthorized('token_expired', 'access token has expired', EXPIRED_HEADER);
-      throw unauthorized('token_invalid', 'access token is invalid');
+      if (!(e instanceof joseErrors.JWTExpired)) return rejected(unauthorized('token_invalid', 'access token is invalid'));
+      // jose checked the signature before the expiry: the subject is genuine.
+      const sub = e.payload.sub;
+      return rejected(unauthorized('token_expired', 'access token has expired', EXPIRED_HEADER), ...(typeof sub === 'string' ? ([`jwt:${sub}`, JWT_TIER] as const) : []));
     }
     const { sub, wallet, permissions, nonce } = payload;
     if (typeof sub !== 'string' || typeof wallet !== 'string' || typeof nonce !== 'string' || !Array.isArray(permissions)) {
-      throw unauthorized('token_invalid', 'access token lacks required claims');
+      return rejected(unauthorized('token_invalid', 'access token lacks required claims'));
     }
+    const bucket = `jwt:${sub}`;
     const family = this.accessFamily.get(nonce);
-    if (family !== undefined && this.revokedFamilies.has(family)) throw unauthorized('token_invalid', 'access token has been revoked');
-    if (this.forcedExpired.has(nonce)) throw unauthorized('token_expired', 'access token has expired', EXPIRED_HEADER);
-    return { kind: 'jwt', label: `jwt:${sub}`, tier: 'standard', permissions: permissions.map(String), scopes: undefined, wallet };
+    if (family !== undefined && this.revokedFamilies.has(family)) return rejected(unauthorized('token_invalid', 'access token has been revoked'), bucket, JWT_TIER);
+    if (this.forcedExpired.has(nonce)) return rejected(unauthorized('token_expired', 'access token has expired', EXPIRED_HEADER), bucket, JWT_TIER);
+    const principal: Principal = { kind: 'jwt', label: bucket, tier: JWT_TIER, permissions: permissions.map(String), scopes: undefined, wallet };
+    return { principal, bucket, tier: JWT_TIER };
   }
 
   challenge(body: unknown): { message: string; nonce: string; expires_at: string } {
@@ -241,6 +267,13 @@ function claimsOf(token: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+const invalidKey = () => new SandboxHttpError(401, 'INVALID_API_KEY', 'API key is invalid or revoked', { reason: 'invalid_api_key' });
+
+/** A bucket named by a digest of an unknown credential: its own, and never the secret itself. */
+function invalidBucket(credential: string): string {
+  return `invalid:${createHash('sha256').update(credential).digest('hex').slice(0, 16)}`;
 }
 
 /** Each API key belongs to an account with a wallet; the sandbox derives one from the key's name. */

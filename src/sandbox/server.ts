@@ -116,14 +116,26 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults: Fault[] = [];
   let requestCount = 0;
 
-  const server: Server = createServer();
+  // The handler is attached before the port opens, and a request that arrives while the
+  // signing key is still being generated waits for it instead of going unanswered.
+  let serve: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const early: [IncomingMessage, ServerResponse][] = [];
+  const server: Server = createServer((req, res) => (serve ? serve(req, res) : early.push([req, res])));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 7420, host, () => resolve());
+    server.listen(options.port ?? 7420, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const { port } = server.address() as AddressInfo;
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = `${origin}/v1`;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   const auth = await SandboxAuth.create({
     keys: apiKeys,
     baseUrl,
@@ -132,13 +144,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     nonceTtlMs: options.nonceTtlMs ?? 300_000,
     now: realNow,
     signingKey: options.signingKey,
+  }).catch(async (e: unknown) => {
+    await close();
+    throw e;
   });
 
   const limitsOf = (tier: Tier): TierLimits => (tier === 'enterprise' ? enterprise : TIER_LIMITS[tier]);
   const routes = buildRoutes(market, auth);
   const controlRoutes = buildControlRoutes({ market, clock, auth, counters: () => snapshot(counters), faults });
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  serve = (req: IncomingMessage, res: ServerResponse) => {
     const requestId = `req_${(++requestCount).toString(36).padStart(8, '0')}`;
     const headers: Record<string, string> = { 'X-Request-Id': requestId };
     const now = clock.now();
@@ -174,15 +189,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }
       if (!path.startsWith('/v1/')) throw notFound();
       const apiPath = path.slice(3);
-      let principal: Principal | undefined;
-      let authError: unknown;
-      try {
-        principal = await auth.authenticate(req.headers.authorization);
-      } catch (e) {
-        authError = e;
-      }
-      const bucket = principal?.label ?? `ip:${req.socket.remoteAddress ?? 'unknown'}`;
-      const decision = limiter.take(bucket, limitsOf(principal?.tier ?? 'public'));
+      const { principal, failure, bucket, tier } = await auth.identify(req.headers.authorization, `ip:${req.socket.remoteAddress ?? 'unknown'}`);
+      const decision = limiter.take(bucket, limitsOf(tier));
       Object.assign(headers, decision.headers);
       const found = match(routes, req.method, apiPath);
       const routeName = found?.route.name ?? 'unmatched';
@@ -194,7 +202,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         counters.rateLimitedByCredential[bucket] = (counters.rateLimitedByCredential[bucket] ?? 0) + 1;
         throw new SandboxHttpError(429, 'RATE_LIMIT_EXCEEDED', `rate limit exceeded; retry after ${decision.headers['Retry-After']} s`);
       }
-      if (authError) throw authError;
+      if (failure) throw failure;
       if (!found) throw notFound();
       const { route, params } = found;
       authorize(route, principal, apiPath);
@@ -206,7 +214,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (result.pagination) meta.pagination = result.pagination;
       send(result.status ?? 200, { success: true, data: result.data, meta });
     }
-  });
+  };
+  for (const [req, res] of early.splice(0)) serve(req, res);
 
   return {
     baseUrl,
@@ -216,11 +225,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock,
     market,
     counters: () => snapshot(counters),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close,
   };
 }
 

@@ -2,8 +2,9 @@ import type { PaperFill } from '../store/index.ts';
 
 /**
  * Performance figures of an equity curve and its fills. Pure: the same inputs give the
- * same numbers, bit for bit. Returns are daily (the last value of each UTC day) and
- * annualised over 365 days, because crypto trades every day.
+ * same numbers, bit for bit. The curves are daily closes (see `BacktestResult.equity`): returns
+ * are taken between consecutive points and annualised over 365 days, because crypto trades
+ * every day.
  */
 
 export const DAY_MS = 86_400_000;
@@ -78,11 +79,10 @@ export function returnMetrics(curve: readonly ValuePoint[]): ReturnMetrics {
   const end = curve[curve.length - 1]!.value;
   const spanDays = (curve[curve.length - 1]!.t - curve[0]!.t) / DAY_MS;
   const totalReturn = start > 0 ? end / start - 1 : 0;
-  const closes = dailyCloses(curve);
-  // The first point is the base of the first day's return (and no return when it is also that day's close).
-  const values = [start, ...closes.slice(closes[0] === curve[0] ? 1 : 0).map((c) => c.value)];
+  // The curve is already daily closes (the replay keeps no finer series): each step is a day's
+  // return, and the drawdown below is taken on the same points.
   const daily: number[] = [];
-  for (let i = 1; i < values.length; i++) daily.push(values[i - 1]! > 0 ? values[i]! / values[i - 1]! - 1 : 0);
+  for (let i = 1; i < curve.length; i++) daily.push(curve[i - 1]!.value > 0 ? curve[i]!.value / curve[i - 1]!.value - 1 : 0);
   const mean = daily.reduce((a, b) => a + b, 0) / (daily.length || 1);
   const sd = daily.length > 1 ? Math.sqrt(daily.reduce((a, r) => a + (r - mean) ** 2, 0) / (daily.length - 1)) : null;
   const downside = daily.length > 1 ? Math.sqrt(daily.reduce((a, r) => a + Math.min(r, 0) ** 2, 0) / daily.length) : null;

@@ -5,6 +5,7 @@ import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock }
 import { type CompositionState, type IndexbotEvent, type NewEvent, type RebalanceStates, detectComposition, detectPerformance, detectRebalancing, stableHash } from '../detect/index.ts';
 import { type HistoryRow, SnapshotStore, type TimeRange, findGaps, packedValues } from '../store/index.ts';
 import { type EventLog, type LoadedStrategy, type MarketQueries, type Rejection, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
+import { DailyCloses } from './series.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
 
 export interface BacktestOptions {
@@ -60,8 +61,13 @@ export interface BacktestResult {
   eventCounts: Record<string, number>;
   alerts: number;
   parked: { count: number; errors: string[] };
+  /**
+   * Daily closes of the strategy's equity: the first point (at `from`, the starting cash), one
+   * point at each 00:00 UTC boundary crossed (the value as of the last item replayed at or
+   * before it) and the last (the end of the run). The metrics are computed on this series.
+   */
   equity: EquityPoint[];
-  /** Each index's value at each of its points: the buy-and-hold benchmarks. */
+  /** Each index's value as daily closes alike (from its first point to its last): the buy-and-hold benchmarks. */
   navs: { indexId: string; points: [number, number][] }[];
   /** Timeline items replayed (history points and rebalancing transitions). */
   replayed: number;
@@ -148,22 +154,27 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
 
     const total = coverage.reduce((a, c) => a + c.points, 0) + (transitions.length - next);
-    const equity: EquityPoint[] = [];
-    const navs = new Map<string, ValuePoint[]>(settings.indexes.map((i) => [i, []]));
+    // The report keeps daily closes, not every item: memory stays flat in the length of the history.
+    const equity = new DailyCloses<EquityPoint>();
+    equity.start({ t: o.from, value: settings.cash, exposure: 0 });
+    const bookValue = (t: number) => valueBook(runtime.book(name)!, market, t);
+    const navs = new Map(settings.indexes.map((i) => [i, new DailyCloses<ValuePoint>()]));
     let done = 0;
     let reported = 0;
     let groupAt: number | undefined;
     const closeGroup = async () => {
       if (groupAt === undefined) return;
       if (log.hasNew()) await runtime.drain();
-      equity.push(valueBook(runtime.book(name)!, market, groupAt));
       if (done - reported >= 2_000) {
         reported = done;
         o.onProgress?.({ done, total, simNow });
       }
     };
     const moveTo = async (t: number) => {
-      if (t !== groupAt) await closeGroup();
+      if (t !== groupAt) {
+        await closeGroup();
+        equity.advance(t, bookValue);
+      }
       groupAt = t;
       simNow = t;
     };
@@ -178,13 +189,17 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         done++;
       }
       await moveTo(row.ts);
+      const closes = navs.get(row.indexId)!;
+      if (closes.started) closes.advance(row.ts, (t) => ({ t, value: market.navAt(row.indexId)!.nav }));
+      else closes.start({ t: row.ts, value: row.nav });
       const composition = market.apply(row, detector.targetsOf(row.indexId));
       log.append(detector.point(row, composition));
-      navs.get(row.indexId)!.push({ t: row.ts, value: row.nav });
       done++;
     }
     await closeGroup();
     o.onProgress?.({ done, total, simNow });
+    const equityCloses = equity.finish(bookValue);
+    const navCloses = [...navs].filter(([, c]) => c.started).map(([indexId, c]) => ({ indexId, points: c.finish((t) => ({ t, value: market.navAt(indexId)!.nav })) }));
 
     const parked = ledger.strategies.parked(name);
     const canonicalFills = JSON.stringify(fills);
@@ -193,8 +208,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
       settings,
       coverage,
-      metrics: strategyMetrics(equity, fills),
-      benchmarks: settings.indexes.filter((i) => navs.get(i)!.length > 0).map((indexId) => ({ indexId, metrics: returnMetrics(navs.get(indexId)!) })),
+      metrics: strategyMetrics(equityCloses, fills),
+      benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(points) })),
       fills,
       rejections,
       openPositions: runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null })),
@@ -202,8 +217,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       eventCounts: log.counts(),
       alerts,
       parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
-      equity,
-      navs: [...navs].map(([indexId, points]) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
+      equity: equityCloses,
+      navs: navCloses.map(({ indexId, points }) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
       replayed: done,
       elapsedMs: performance.now() - started,
     };

@@ -76,7 +76,14 @@ describe('backtest replay', () => {
       ['sell', 60, 10, 'rebalance.completed:x:rb_x_1'],
     ]);
     expect(r.metrics.trades).toBe(2);
-    expect(r.equity).toHaveLength(120);
+    // Daily closes: the start, each 00:00 UTC crossed (as of the item at or before it), the end.
+    expect(r.equity.map((p) => (p.t - T0) / H)).toEqual([0, 24, 48, 72, 96, 119]);
+    expect(r.equity[0]).toEqual({ t: T0, value: 10_000, exposure: 0 });
+    const x = r.navs.find((n) => n.indexId === 'x')!.points;
+    expect(x.map(([t]) => (t - T0) / H)).toEqual([0, 24, 48, 72, 96, 119]);
+    // Hour 96 is after A doubled at hour 80: the close at 96 is that hour's value, not the previous day's.
+    expect(x[4]![1]).toBeCloseTo(20 * 0.6 + (5 + (96 % 7) * 0.01) * 0.4, 12);
+    expect(x[3]![1]).toBeCloseTo(10 * 0.6 + (5 + (72 % 7) * 0.01) * 0.4, 12);
     expect(r.benchmarks.map((b) => b.indexId)).toEqual(['x', 'y']);
     cache.close();
   });

@@ -18,7 +18,7 @@ import {
   buildSchemas,
 } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
-import type { Priority, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
+import type { Priority, RateGateSeed, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
 import { type AuthMode, type RequestObserver, Transport } from './transport.ts';
 
@@ -66,6 +66,8 @@ export interface IndexClientOptions {
   observer?: RequestObserver;
   /** An axios adapter in place of HTTP, for tests that record requests. */
   adapter?: AxiosAdapter;
+  /** Where each rate gate starts, by gate name: what the last process knew (see `RateGateSeed`). */
+  gateSeeds?: ReadonlyMap<string, RateGateSeed>;
 }
 
 export interface CallOptions {
@@ -179,6 +181,7 @@ export class IndexClient {
       random: options.random ?? Math.random,
       logger,
       adapter: options.adapter,
+      gateSeeds: options.gateSeeds,
       schemas: this.schemas,
       warnOnce,
       observer: options.observer,

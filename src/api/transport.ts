@@ -17,7 +17,7 @@ import {
   apiErrorFor,
   sleep,
 } from '../core/index.ts';
-import { type Priority, RateGate, type RateGateState, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
+import { type Priority, RateGate, type RateGateSeed, type RateGateState, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
 import type { Page } from './pagination.ts';
 
 /** The error codes of the contract; any other is passed through and warned about once. */
@@ -53,6 +53,7 @@ export interface TransportOptions {
   random: () => number;
   logger: Logger;
   adapter: AxiosAdapter | undefined;
+  gateSeeds: ReadonlyMap<string, RateGateSeed> | undefined;
   schemas: RecordSchemas;
   warnOnce: (key: string, obj: object, msg: string) => void;
   observer: RequestObserver | undefined;
@@ -195,6 +196,7 @@ export class Transport {
         clock: this.o.clock,
         random: this.o.random,
         logger: this.o.logger,
+        seed: this.o.gateSeeds?.get(id),
       });
       this.gates.set(id, gate);
     }

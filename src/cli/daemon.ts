@@ -6,6 +6,7 @@ import { tierLimits } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
+import type { RateGateSeed, RateGateState } from '../ratelimit/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 
@@ -128,7 +129,14 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
     enterpriseLimits: config.enterpriseLimits,
     windowMs: config.windowMs,
     logger: logger.child({ component: 'api' }),
+    gateSeeds: persistedGateSeeds(store),
   });
+}
+
+/** The rate gates as the last process on this database reported them, to start from. */
+function persistedGateSeeds(store: SnapshotStore): Map<string, RateGateSeed> {
+  const reported = store.runtime<{ gates?: RateGateState[] }>('gates');
+  return new Map((reported?.value.gates ?? []).map((g) => [g.name, { ...g, at: reported!.updatedAt }]));
 }
 
 /** `alerted` is called once a strategy's alert is committed, for the sinks to pick it up. */

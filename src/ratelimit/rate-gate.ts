@@ -41,7 +41,15 @@ export interface RateGateOptions {
   name?: string;
   /** @default silentLogger */
   logger?: Logger;
+  /**
+   * What a previous process last knew of this credential (the state the daemon persists for
+   * `status`), so a restart does not open with the tier's whole burst into a spent window.
+   */
+  seed?: RateGateSeed;
 }
+
+/** The part of a persisted `RateGateState` a new gate starts from, and when it was taken. */
+export type RateGateSeed = Pick<RateGateState, 'limit' | 'remaining' | 'resetAt' | 'pausedUntil' | 'serverModel'> & { at: number };
 
 /** How the server refills: a bucket refills continuously, a fixed window only at reset. */
 export type ServerModel = 'unknown' | 'bucket' | 'window';
@@ -86,8 +94,10 @@ export interface ResponseObservation {
  * `X-RateLimit-Limit` lowers the rate, `X-RateLimit-Remaining` caps the tokens, and a
  * server seen to refill only at `X-RateLimit-Reset` (fixed windows) makes the gate wait
  * for the reset once it is spent. A 429 pauses the whole gate until the later of reset
- * and `Retry-After`, plus jitter. Until the first response arrives only one request is in
- * flight, so a server with a smaller limit than configured is never flooded.
+ * and `Retry-After`, plus jitter. Until a response says what is left, only one request is
+ * in flight, so a server with a smaller limit than configured, or a window another process
+ * already spent, is never flooded; a response without the headers does not count (servers
+ * omit them on some answers), unless none has carried them for a whole window.
  */
 export class RateGate {
   readonly name: string;
@@ -107,7 +117,10 @@ export class RateGate {
   private pausedUntil = 0;
   private admitted = 0;
   private inFlight = 0;
-  private responded = false;
+  /** Set once the server told us what is left (`X-RateLimit-Remaining`). */
+  private informed = false;
+  /** When the first response without rate headers arrived, while not yet informed. */
+  private firstBlindResponseAt: number | undefined;
   private consecutive429 = 0;
   private rateLimited = 0;
   private serverModel: ServerModel = 'unknown';
@@ -138,6 +151,7 @@ export class RateGate {
     this.logger = options.logger ?? silentLogger;
     this.tokens = burst;
     this.lastRefill = this.clock.now();
+    if (options.seed) this.applySeed(options.seed);
   }
 
   /** Waits until a request may be sent. Every call must be followed by one `release()`. */
@@ -149,8 +163,9 @@ export class RateGate {
   release(permit: Permit, response?: ResponseObservation): void {
     this.inFlight--;
     if (response) {
-      this.responded = true;
       const seen = readRateLimitHeaders(response.headers);
+      if (seen.remaining !== undefined) this.informed = true;
+      else this.firstBlindResponseAt ??= this.clock.now();
       this.observe(permit, seen);
       if (response.status === 429) this.onRateLimited(seen);
       else this.consecutive429 = 0;
@@ -190,11 +205,17 @@ export class RateGate {
     }
   }
 
-  /** Milliseconds until the next request may go; Infinity means "until a response arrives". */
+  /** Milliseconds until the next request may go (or a response wakes it); Infinity means "until a response arrives". */
   private waitTime(): number {
     const now = this.clock.now();
     if (this.pausedUntil > now) return this.pausedUntil - now;
-    if (!this.responded && this.inFlight > 0) return Infinity;
+    if (!this.informed && this.inFlight > 0) {
+      // A server that sent no rate headers for a whole window does not send them.
+      if (this.firstBlindResponseAt === undefined) return Infinity;
+      const blindFor = now - this.firstBlindResponseAt;
+      if (blindFor < this.windowMs) return this.windowMs - blindFor;
+      this.informed = true;
+    }
     if (this.windowResumeAt !== undefined) {
       if (now < this.windowResumeAt) return this.windowResumeAt - now;
       // The window has reset: what the server had left no longer applies.
@@ -243,6 +264,31 @@ export class RateGate {
 
   private wake(): void {
     for (const w of [...this.wakers]) w();
+  }
+
+  /**
+   * Starts from what a previous process last saw: a smaller limit, a pause, and what was left
+   * of a window that has not reset yet (a bucket has refilled since, at the known rate).
+   */
+  private applySeed(seed: RateGateSeed): void {
+    const now = this.clock.now();
+    if (seed.limit > 0 && seed.limit < this.limit) {
+      this.limit = seed.limit;
+      this.burst = Math.min(this.burst, seed.limit);
+      this.tokens = this.burst;
+    }
+    this.serverModel = seed.serverModel;
+    if (seed.pausedUntil !== undefined && seed.pausedUntil > now) this.pauseUntil(Math.min(seed.pausedUntil, now + this.maxPauseMs), 'paused when the last process stopped');
+    if (seed.remaining === undefined) return;
+    if (seed.serverModel === 'bucket') {
+      this.tokens = Math.min(this.tokens, seed.remaining + Math.max(0, now - seed.at) * this.ratePerMs);
+      return;
+    }
+    if (seed.resetAt === undefined || seed.resetAt <= now || seed.resetAt - now > this.maxPauseMs) return;
+    this.resetAt = seed.resetAt;
+    this.estimatedRemaining = seed.remaining;
+    this.tokens = Math.min(this.tokens, seed.remaining);
+    if (seed.remaining === 0) this.holdUntilReset();
   }
 
   /** Local epoch ms of a server time, correcting clock skew bigger than `Date`'s 1 s resolution. */

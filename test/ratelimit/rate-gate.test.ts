@@ -67,6 +67,56 @@ describe('RateGate', () => {
     g.release(await second);
   });
 
+  it('keeps one request in flight while answers carry no X-RateLimit-Remaining, for up to a window', async () => {
+    const { g, clock } = gate();
+    const first = await g.acquire();
+    g.release(first, { status: 200, headers: {} });
+    const second = await g.acquire();
+    let thirdAdmitted = false;
+    const third = g.acquire().then((p) => {
+      thirdAdmitted = true;
+      return p;
+    });
+    await clock.advance(WINDOW - 1);
+    expect(thirdAdmitted).toBe(false);
+    // A whole window of answers without the headers: this server does not send them.
+    await clock.advance(1);
+    expect(thirdAdmitted).toBe(true);
+    g.release(second);
+    g.release(await third);
+  });
+
+  it('starts from a seed: a spent window holds everything until its reset', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
+    const start = clock.now();
+    const seed = { limit: 8, remaining: 0, resetAt: start + 4_000, pausedUntil: undefined, serverModel: 'window' as const, at: start - 1_000 };
+    const g = new RateGate({ limit: 10, burst: 5, windowMs: WINDOW, clock, random: () => 0, jitterMs: 0, seed });
+    const times = await admitTimes(g, clock, 1);
+    expect(times[0]! - start).toBe(4_000);
+    expect(g.state().limit).toBe(8);
+  });
+
+  it('starts from a seed: a bucket has refilled since the seed was taken, and a reset already past is ignored', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
+    const start = clock.now();
+    const bucket = new RateGate({
+      limit: 10,
+      burst: 5,
+      windowMs: WINDOW,
+      clock,
+      seed: { limit: 10, remaining: 0, resetAt: undefined, pausedUntil: undefined, serverModel: 'bucket', at: start - 200 },
+    });
+    expect(bucket.state().tokens).toBe(2);
+    const window = new RateGate({
+      limit: 10,
+      burst: 5,
+      windowMs: WINDOW,
+      clock,
+      seed: { limit: 10, remaining: 0, resetAt: start - 1, pausedUntil: undefined, serverModel: 'window', at: start - 900 },
+    });
+    expect(window.state().tokens).toBe(5);
+  });
+
   it('tightens to a smaller X-RateLimit-Limit from the server', async () => {
     const { g, clock } = gate({ limit: 100, burst: 150 });
     const start = clock.now();

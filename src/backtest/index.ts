@@ -1,14 +1,22 @@
 export { runBacktest, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
-export { buildReport, reportJson, renderHtml, renderTable, formatTable, pct, fixed, REPORT_FORMAT, type BacktestReport } from './report.ts';
+export { buildReport, reportJson, REPORT_FORMAT, type BacktestReport } from './report.ts';
+export { renderTable, formatTable, pct, fixed } from './table.ts';
+export { renderHtml } from './html.ts';
 export {
   returnMetrics,
   strategyMetrics,
+  relativeMetrics,
+  monthlyReturns,
+  drawdownPeriods,
   drawdowns,
-  dailyCloses,
+  dailySeries,
   DAY_MS,
   type ValuePoint,
   type EquityPoint,
   type TradeFill,
   type ReturnMetrics,
   type StrategyMetrics,
+  type RelativeMetrics,
+  type DrawdownPeriod,
 } from './metrics.ts';
+export { tradeLedger, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';

@@ -193,6 +193,6 @@ function writeReport(result: BacktestResult, dir: string) {
   const report = buildReport(result);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'report.json'), reportJson(report));
-  writeFileSync(join(dir, 'report.html'), renderHtml(report, result.navs));
+  writeFileSync(join(dir, 'report.html'), renderHtml(report));
   return { report, dir };
 }

@@ -107,26 +107,53 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   });
 
   const needChromium = process.env.INDEXBOT_REQUIRE_CHROMIUM === '1';
-  it.skipIf(!existsSync(CHROMIUM) && !needChromium)('the HTML report opens in headless Chromium without console errors and shows both charts', async () => {
+  it.skipIf(!existsSync(CHROMIUM) && !needChromium)('the HTML report opens in headless Chromium: no console errors, legend colours are the series colours, one marker per fill', async () => {
+    const report = JSON.parse(readFileSync(join(out, 'a', 'report.json'), 'utf8'));
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     try {
-      const page = await browser.newPage();
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
       const errors: string[] = [];
+      const requests: string[] = [];
       page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       page.on('pageerror', (e) => errors.push(e.message));
+      page.on('request', (r) => !r.url().startsWith('file:') && requests.push(r.url()));
       await page.goto(`file://${join(out, 'a', 'report.html')}`);
-      for (const id of ['equity-chart', 'drawdown-chart']) {
-        const box = await page.locator(`#${id} path.series`).first().boundingBox();
+      for (const id of ['equity-chart', 'drawdown-chart', 'exposure-chart']) {
+        const box = await page.locator(`#${id} canvas`).first().boundingBox();
         expect(box, id).not.toBeNull();
-        expect(box!.width).toBeGreaterThan(300);
+        expect(box!.width).toBeGreaterThan(600);
       }
-      expect(await page.locator('#equity-chart path.series').count()).toBe(2);
-      expect(await page.locator('table').textContent()).toContain('max drawdown');
+      // The legend swatch of each series has the colour its line is drawn with.
+      // Run in the page (the test compiles without the DOM types, so it is given as source).
+      const legend: { label: string; expected: string; swatch: string }[][] = await page.evaluate(`window.indexbotCharts.map((u) =>
+        u.series.slice(1).map((s, i) => {
+          const marker = u.root.querySelectorAll('.u-legend .u-series')[i + 1].querySelector('.u-marker');
+          const probe = document.createElement('span');
+          probe.style.color = s._stroke ?? s.stroke(u, i + 1);
+          document.body.appendChild(probe);
+          const expected = getComputedStyle(probe).color;
+          probe.remove();
+          return { label: s.label, expected, swatch: getComputedStyle(marker).borderTopColor };
+        }))`);
+      expect(legend[0]!.map((l) => l.label)).toEqual(['rebalance-front-run', 'hold mindex']);
+      for (const l of legend.flat()) expect(l.swatch, l.label).toBe(l.expected);
+      expect(new Set(legend[0]!.map((l) => l.swatch)).size).toBe(2);
+      expect(await page.locator('#equity-chart .trade-marker').count()).toBe(report.fills.count);
+      expect(await page.locator('#equity-chart .trade-marker.buy').count()).toBe(report.fills.list.filter((f: { side: string }) => f.side === 'buy').length);
+      expect(await page.locator('table.trades tbody tr').count()).toBe(report.fills.count);
+      expect(await page.locator('#metrics').textContent()).toContain('profit factor');
+      expect(await page.locator('#monthly tbody tr').count()).toBeGreaterThan(0);
+      // Hovering the equity chart shows a tooltip with the date and each series' value.
+      const over = (await page.locator('#equity-chart .u-over').boundingBox())!;
+      await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
+      await expect.poll(() => page.locator('#tooltip').textContent()).toMatch(/UTC\nrebalance-front-run: [\d,]+\nhold mindex: [\d,]+/);
+      await page.screenshot({ path: join(out, 'report.png'), fullPage: true });
       expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
     } finally {
       await browser.close();
     }

@@ -1,0 +1,138 @@
+import type { RejectCode } from '../strategy/index.ts';
+import type { TradeFill } from './metrics.ts';
+
+/**
+ * What the fills say about trading, as the paper broker books it: average cost per
+ * instrument, buy fees in the cost, the sale fee out of the proceeds.
+ */
+
+export interface TradeRow extends TradeFill {
+  /** A sale's proceeds after its fee, less the average cost of the units sold; null for a buy. */
+  realisedPnl: number | null;
+  /** A sale's time since the quantity-weighted average buy time of the units held; null for a buy. */
+  holdingMs: number | null;
+}
+
+export interface TradeStats {
+  /** Sales (each closes all or part of a position). */
+  closedTrades: number;
+  /** Share of sales with a realised P&L above 0; null with none. */
+  winRate: number | null;
+  /** Gross realised profit over gross realised loss; null without a losing sale. */
+  profitFactor: number | null;
+  /** Mean realised P&L per sale, USD; null with none. */
+  expectancy: number | null;
+  /** Mean realised P&L of the winning sales, USD. */
+  averageWin: number | null;
+  /** Mean realised P&L of the losing sales (P&L <= 0), USD. */
+  averageLoss: number | null;
+  bestTrade: number | null;
+  worstTrade: number | null;
+  /** Most losing sales in a row. */
+  longestLosingStreak: number;
+}
+
+export interface OpenPosition {
+  instrument: string;
+  quantity: number;
+  costUsd: number;
+  /** Last known price; null if none (then valued at cost). */
+  price: number | null;
+}
+
+export interface InstrumentPnl {
+  instrument: string;
+  buys: number;
+  sells: number;
+  feesUsd: number;
+  realisedPnl: number;
+  /** Open quantity at its last price less its cost; 0 when flat or unpriced. */
+  unrealisedPnl: number;
+  totalPnl: number;
+}
+
+export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; stats: TradeStats } {
+  const held = new Map<string, { quantity: number; cost: number; since: number }>();
+  const rows: TradeRow[] = [];
+  const pnls: number[] = [];
+  for (const f of fills) {
+    const h = held.get(f.instrument) ?? { quantity: 0, cost: 0, since: f.at };
+    if (f.side === 'buy') {
+      const quantity = h.quantity + f.quantity;
+      held.set(f.instrument, { quantity, cost: h.cost + f.quantity * f.price + f.feeUsd, since: (h.since * h.quantity + f.at * f.quantity) / quantity });
+      rows.push({ ...f, realisedPnl: null, holdingMs: null });
+      continue;
+    }
+    const sold = Math.min(f.quantity, h.quantity);
+    const costOfSold = h.quantity > 0 ? (h.cost * sold) / h.quantity : 0;
+    const pnl = f.quantity * f.price - f.feeUsd - costOfSold;
+    pnls.push(pnl);
+    rows.push({ ...f, realisedPnl: pnl, holdingMs: h.quantity > 0 ? f.at - h.since : null });
+    held.set(f.instrument, { quantity: h.quantity - sold, cost: h.cost - costOfSold, since: h.since });
+  }
+  const wins = pnls.filter((p) => p > 0);
+  const losses = pnls.filter((p) => p <= 0);
+  const grossLoss = -losses.reduce((a, b) => a + b, 0);
+  let streak = 0;
+  let longest = 0;
+  for (const p of pnls) {
+    streak = p <= 0 ? streak + 1 : 0;
+    longest = Math.max(longest, streak);
+  }
+  const avg = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+  return {
+    rows,
+    stats: {
+      closedTrades: pnls.length,
+      winRate: pnls.length === 0 ? null : wins.length / pnls.length,
+      profitFactor: grossLoss > 0 ? wins.reduce((a, b) => a + b, 0) / grossLoss : null,
+      expectancy: avg(pnls),
+      averageWin: avg(wins),
+      averageLoss: avg(losses),
+      bestTrade: pnls.length === 0 ? null : Math.max(...pnls),
+      worstTrade: pnls.length === 0 ? null : Math.min(...pnls),
+      longestLosingStreak: longest,
+    },
+  };
+}
+
+/** P&L per instrument, realised and on what is still held; their sum is the change in equity. */
+export function instrumentPnl(rows: readonly TradeRow[], open: readonly OpenPosition[]): InstrumentPnl[] {
+  const by = new Map<string, InstrumentPnl>();
+  const entry = (instrument: string) => {
+    let e = by.get(instrument);
+    if (!e) by.set(instrument, (e = { instrument, buys: 0, sells: 0, feesUsd: 0, realisedPnl: 0, unrealisedPnl: 0, totalPnl: 0 }));
+    return e;
+  };
+  for (const r of rows) {
+    const e = entry(r.instrument);
+    if (r.side === 'buy') e.buys++;
+    else e.sells++;
+    e.feesUsd += r.feeUsd;
+    e.realisedPnl += r.realisedPnl ?? 0;
+  }
+  for (const p of open) entry(p.instrument).unrealisedPnl = p.price === null ? 0 : p.quantity * p.price - p.costUsd;
+  for (const e of by.values()) e.totalPnl = e.realisedPnl + e.unrealisedPnl;
+  return [...by.values()].sort((a, b) => a.totalPnl - b.totalPnl || a.instrument.localeCompare(b.instrument));
+}
+
+export interface RejectionSummary {
+  code: RejectCode;
+  count: number;
+  /** Distinct instruments, in order of first refusal. */
+  instruments: string[];
+  /** The first refusal's message. */
+  example: string;
+}
+
+/** Refused orders counted by reason, most frequent first. */
+export function rejectionSummary(rejections: readonly { code: RejectCode; instrument: string; reason: string }[]): RejectionSummary[] {
+  const by = new Map<RejectCode, RejectionSummary>();
+  for (const r of rejections) {
+    const s = by.get(r.code) ?? { code: r.code, count: 0, instruments: [], example: r.reason };
+    s.count++;
+    if (!s.instruments.includes(r.instrument)) s.instruments.push(r.instrument);
+    by.set(r.code, s);
+  }
+  return [...by.values()].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+}

@@ -59,3 +59,12 @@ export function strategyAlert(a: StrategyAlertRow): Alert {
     fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
   };
 }
+
+/** A message that only shows a sink reaches its channel (`doctor --send-test`, the HTTP face's test route). */
+export function testAlert(from: 'doctor' | 'http', now: number): Alert {
+  return {
+    id: `${from}.test:${now}`,
+    text: `indexbot ${from === 'doctor' ? 'doctor' : 'HTTP API'}: test message; alerts reach this channel`,
+    fields: { type: `${from}.test`, occurredAt: new Date(now).toISOString() },
+  };
+}

@@ -37,7 +37,7 @@ export type SinkConfig = SinkBase &
     | { type: 'webhook'; url: string /** HMAC-SHA256 of the body, sent as `X-Indexbot-Signature: sha256=<hex>`. */; secret?: string }
     | { type: 'slack'; url: string }
     | { type: 'discord'; url: string }
-    | { type: 'telegram'; botToken: string; chatId: string | number /** @default https://api.telegram.org */; baseUrl?: string }
+    | { type: 'telegram'; botToken: string; chatId: string | number /** @default https://api.telegram.org */; baseUrl?: string /** Answer commands from this chat. */; commands?: boolean }
   );
 
 export const DEFAULT_ALERT_TYPES: EventType[] = ['rebalance.announced', 'rebalance.completed', 'rebalance.cancelled'];

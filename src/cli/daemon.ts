@@ -1,14 +1,16 @@
-import { AlertDispatcher, describeEvent } from '../alerts/index.ts';
-import { IndexClient } from '../api/index.ts';
+import { AlertDispatcher, HttpSender, describeEvent, testAlert } from '../alerts/index.ts';
+import { IndexClient, type RequestObserver } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
+import { RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import type { RateGateSeed, RateGateState } from '../ratelimit/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
+import { collectStatus } from './status-command.ts';
 
 export interface DaemonOptions {
   logger: Logger;
@@ -53,7 +55,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   let store: SnapshotStore | undefined;
   try {
     store = SnapshotStore.open(config.db);
-    const client = createClient(config, store, logger);
+    const faces = new RemoteFaces(config, logger);
+    const client = createClient(config, store, logger, faces.clientObserver);
     const indexes = await resolveIndexes(client, config.indexes);
     const jobs: PollJob[] = [
       { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
@@ -65,8 +68,26 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     logPlan(logger, plan, config);
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
-    const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
-    const runtime = startStrategies(openStore, strategies, config, options, () => alerts.notify());
+    const alerts = new AlertDispatcher({
+      store: openStore,
+      sinks: config.alerts.sinks,
+      giveUpAfterMs: config.alerts.giveUpAfterMs,
+      logger: logger.child({ component: 'alerts' }),
+      onAttempt: (sink, outcome) => faces.onAlertAttempt(sink, outcome),
+    });
+    const runtime = startStrategies(
+      openStore,
+      strategies,
+      config,
+      {
+        ...options,
+        onFill: (strategy, fill) => {
+          faces.onFill(strategy, fill);
+          options.onFill?.(strategy, fill);
+        },
+      },
+      () => alerts.notify(),
+    );
     alerts.start();
     const poller = new Poller({
       client,
@@ -78,8 +99,10 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         for (const e of events) logger.info({ event: { id: e.id, seq: e.seq, type: e.type, indexId: e.indexId } }, describeEvent(e));
         runtime.notify();
         alerts.notify();
+        faces.onEvents(events);
         options.onEvents?.(events);
       },
+      onPoll: (p) => faces.onPoll(p),
     });
     const retention = config.retentionDays > 0 ? new RetentionJob({ store: openStore, days: config.retentionDays, logger: logger.child({ component: 'retention' }) }) : undefined;
     const report = () => {
@@ -90,6 +113,22 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       }
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
+    const clock = options.strategyClock;
+    await faces
+      .start({
+        store: openStore,
+        indexes,
+        status: () => collectStatus(openStore, Date.now()),
+        gates: () => client.rateGates(),
+        marketNow: () => clock?.now() ?? Date.now(),
+        strategies: runtime,
+        sendTestAlert: () => sendTestAlert(config),
+      })
+      .catch(async (e) => {
+        clearInterval(statusTimer);
+        await Promise.all([runtime.stop(), alerts.stop(), faces.stop()]);
+        throw e;
+      });
     poller.start();
     retention?.start();
     logger.info({ indexes, strategies: runtime.names, alertSinks: config.alerts.sinks.map((s) => s.name), db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
@@ -101,6 +140,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       strategies: runtime.names,
       async stop() {
         clearInterval(statusTimer);
+        await faces.stop();
         await poller.stop(config.shutdownGraceMs);
         await runtime.stop();
         await alerts.stop();
@@ -119,7 +159,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */
-export function createClient(config: Config, store: SnapshotStore, logger: Logger): IndexClient {
+export function createClient(config: Config, store: SnapshotStore, logger: Logger, observer?: RequestObserver): IndexClient {
   return new IndexClient({
     baseUrl: config.baseUrl,
     apiKey: config.apiKey,
@@ -130,6 +170,7 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
     windowMs: config.windowMs,
     logger: logger.child({ component: 'api' }),
     gateSeeds: persistedGateSeeds(store),
+    observer,
   });
 }
 
@@ -137,6 +178,12 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
 function persistedGateSeeds(store: SnapshotStore): Map<string, RateGateSeed> {
   const reported = store.runtime<{ gates?: RateGateState[] }>('gates');
   return new Map((reported?.value.gates ?? []).map((g) => [g.name, { ...g, at: reported!.updatedAt }]));
+}
+
+async function sendTestAlert(config: Config): Promise<{ sink: string; ok: boolean; reason?: string }[]> {
+  const sender = new HttpSender(10_000, () => {});
+  const alert = testAlert('http', Date.now());
+  return Promise.all(config.alerts.sinks.map(async (sink) => ({ sink: sink.name, ...(await sender.send(sink, alert)) })));
 }
 
 /** `alerted` is called once a strategy's alert is committed, for the sinks to pick it up. */

@@ -1,7 +1,7 @@
 import { statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { HttpSender } from '../alerts/index.ts';
+import { HttpSender, testAlert } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
@@ -76,9 +76,7 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       add('PASS', `sink ${sink.name}`, `${sink.type} configured (--send-test sends a test message)`);
       continue;
     }
-    const now = (options.now ?? Date.now)();
-    const test = { id: `doctor.test:${now}`, text: 'indexbot doctor: test message; alerts reach this channel', fields: { type: 'doctor.test', occurredAt: new Date(now).toISOString() } };
-    const outcome = await sender.send(sink, test);
+    const outcome = await sender.send(sink, testAlert('doctor', (options.now ?? Date.now)()));
     add(outcome.ok ? 'PASS' : 'FAIL', `sink ${sink.name}`, outcome.ok ? `${sink.type}: test message accepted` : `${sink.type}: ${outcome.reason}`);
   }
   return checks;

@@ -41,6 +41,7 @@ const sinkSchema = z.discriminatedUnion('type', [
     botToken: secret,
     chatId: z.union([z.string(), z.number()], { error: 'expected a chat id, a number or a string' }),
     baseUrl: httpUrl.optional(),
+    commands: z.boolean().optional().describe('answer /status, /pause NAME and the other commands sent from this chat'),
   }),
 ]);
 
@@ -78,6 +79,16 @@ export const configFileSchema = z.strictObject({
     })
     .partial()
     .optional(),
+  http: z
+    .strictObject({
+      listen: z.string().describe('host:port of the HTTP face (metrics, API, dashboard), e.g. 127.0.0.1:9464; off when absent'),
+      token: secret.describe('bearer token every route but /healthz requires; needed off loopback; "env:NAME" reads it from the environment'),
+      readyMaxAgeS: z.number().int().min(1).max(604_800).describe('/readyz fails when the last successful poll is older'),
+      maxConnections: z.number().int().min(1).max(65_535).describe('open connections beyond this are refused'),
+    })
+    .partial()
+    .optional()
+    .describe('the HTTP face: /metrics, /healthz, /readyz, /api/v1, the dashboard'),
   onStrategyError: z.enum(['fail', 'skip']).optional().describe('a strategy that fails to load stops the bot, or is left out'),
   strategies: z
     .strictObject({
@@ -118,6 +129,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** 0 keeps everything. */
   retentionDays: number;
+  /** The HTTP face; undefined when off. */
+  http?: HttpConfig | undefined;
   logLevel: LogLevel;
   logFormat: LogFormat | undefined;
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
@@ -136,7 +149,17 @@ export interface Config {
   };
 }
 
+export interface HttpConfig {
+  host: string;
+  port: number;
+  token: string | undefined;
+  readyMaxAgeS: number;
+  maxConnections: number;
+}
+
 export interface ConfigFlags {
+  /** `--http ADDR` of `run`. */
+  http?: string;
   config?: string;
   baseUrl?: string;
   db?: string;
@@ -193,6 +216,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     driftThreshold: file?.driftThreshold ?? 0.02,
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
     retentionDays: file?.retentionDays ?? 30,
+    http: resolveHttp(flags.http ?? file?.http?.listen, file?.http, path, env),
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
@@ -218,14 +242,37 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   };
 }
 
+function fromEnv(v: string, where: string, path: string, env: NodeJS.ProcessEnv): string {
+  if (!v.startsWith('env:')) return v;
+  const value = env[v.slice(4)];
+  if (!value) throw new ConfigError(`${path}: ${where}: environment variable ${v.slice(4)} is not set`);
+  return value;
+}
+
+/** `host:port` (IPv6 in brackets); port 0 picks a free one. */
+export function parseListenAddress(raw: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65_535) return undefined;
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+
+function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
+  if (listen === undefined) return undefined;
+  const address = parseListenAddress(listen);
+  if (!address) throw new ConfigError(`http address: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`);
+  const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
+  if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
+  if (!isLoopback(address.host) && token === undefined) {
+    throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
+  }
+  return { ...address, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+}
+
 /** Names each sink (its type, numbered when several share one) and reads `env:` secrets. */
 function resolveSinks(sinks: z.infer<typeof sinkSchema>[], path: string, env: NodeJS.ProcessEnv): SinkConfig[] {
-  const fromEnv = (v: string, where: string): string => {
-    if (!v.startsWith('env:')) return v;
-    const value = env[v.slice(4)];
-    if (!value) throw new ConfigError(`${path}: ${where}: environment variable ${v.slice(4)} is not set`);
-    return value;
-  };
   const out = sinks.map((s, i): SinkConfig => {
     const name = s.name ?? (sinks.filter((x) => x.type === s.type).length > 1 ? `${s.type}-${i + 1}` : s.type);
     const where = `alerts.sinks.${i}`;
@@ -238,14 +285,14 @@ function resolveSinks(sinks: z.infer<typeof sinkSchema>[], path: string, env: No
           type: 'webhook',
           name,
           filter,
-          url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`),
-          secret: s.secret === undefined ? undefined : fromEnv(s.secret, `${where}.secret`),
+          url: checkUrl(fromEnv(s.url, `${where}.url`, path, env), path, `${where}.url`),
+          secret: s.secret === undefined ? undefined : fromEnv(s.secret, `${where}.secret`, path, env),
         };
       case 'slack':
       case 'discord':
-        return { type: s.type, name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`), path, `${where}.url`) };
+        return { type: s.type, name, filter, url: checkUrl(fromEnv(s.url, `${where}.url`, path, env), path, `${where}.url`) };
       default:
-        return { type: 'telegram', name, filter, botToken: fromEnv(s.botToken, `${where}.botToken`), chatId: s.chatId, baseUrl: s.baseUrl };
+        return { type: 'telegram', name, filter, botToken: fromEnv(s.botToken, `${where}.botToken`, path, env), chatId: s.chatId, baseUrl: s.baseUrl, commands: s.commands };
     }
   });
   const names = out.map((s) => s.name);

@@ -1,0 +1,94 @@
+import type { RequestObserver } from '../api/index.ts';
+import type { Config } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import type { Fill } from '../strategy/index.ts';
+import { DaemonMetrics } from './metrics.ts';
+import { type BotControl, HttpServer } from './server.ts';
+import { EventStream } from './stream.ts';
+import { TelegramCommands } from './telegram.ts';
+
+export { DaemonMetrics, type MetricSources, metricLabel } from './metrics.ts';
+export { type BotControl, HttpServer } from './server.ts';
+export { EventStream } from './stream.ts';
+export { TelegramCommands } from './telegram.ts';
+export type { StatusReport } from './queries.ts';
+
+/**
+ * The daemon's remote faces: the HTTP server (metrics, API, SSE, dashboard) when `http` is
+ * configured, and Telegram commands for each telegram sink with `commands: true`. Made before
+ * the pipeline so its hooks can be handed in; started once the pipeline runs. With neither
+ * configured every hook is a no-op.
+ */
+export class RemoteFaces {
+  readonly metrics: DaemonMetrics | undefined;
+  private readonly stream: EventStream | undefined;
+  private server: HttpServer | undefined;
+  private telegram: TelegramCommands[] = [];
+
+  constructor(
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {
+    this.metrics = config.http ? new DaemonMetrics() : undefined;
+    this.stream = config.http ? new EventStream() : undefined;
+  }
+
+  get clientObserver(): RequestObserver | undefined {
+    return this.metrics?.client;
+  }
+
+  onPoll(p: { ok: boolean; lateMs: number }): void {
+    this.metrics?.onPoll(p);
+  }
+
+  onEvents(events: readonly IndexbotEvent[]): void {
+    this.metrics?.onEvents(events);
+    this.stream?.events(events);
+  }
+
+  onFill(strategy: string, fill: Fill): void {
+    this.metrics?.onFill(strategy, fill);
+    this.stream?.fill(strategy, fill);
+  }
+
+  onAlertAttempt(sink: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
+    this.metrics?.onAlertAttempt(sink, outcome);
+  }
+
+  async start(control: BotControl): Promise<void> {
+    const log = this.logger.child({ component: 'http' });
+    const { http } = this.config;
+    if (http && this.metrics && this.stream) {
+      this.metrics.bind({
+        gates: control.gates,
+        jobs: () => control.store.jobStates(),
+        strategies: () => {
+          const paused = new Set(control.strategies.paused());
+          return control
+            .status()
+            .strategies.filter((s) => control.strategies.names.includes(s.strategy))
+            .map((s) => ({ ...s, paused: paused.has(s.strategy) }));
+        },
+        outbox: () => control.store.outbox.summary(),
+        dbPath: control.store.path,
+        lastEventSeq: () => control.store.lastEventSeq(),
+        now: Date.now,
+      });
+      this.server = new HttpServer({ config: http, control, metrics: this.metrics, stream: this.stream, logger: log });
+      const url = await this.server.listen();
+      log.info({ url, token: http.token !== undefined }, 'http face listening');
+    }
+    for (const sink of this.config.alerts.sinks) {
+      if (sink.type !== 'telegram' || !sink.commands) continue;
+      const t = new TelegramCommands({ sink, control, logger: log.child({ face: 'telegram' }) });
+      t.start();
+      this.telegram.push(t);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.telegram.map((t) => t.stop()));
+    await this.server?.close();
+  }
+}

@@ -1,0 +1,198 @@
+import { statSync } from 'node:fs';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestObserver } from '../api/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import type { RateGateState } from '../ratelimit/index.ts';
+import type { Fill } from '../strategy/index.ts';
+
+/** What the gauges read at scrape time; every function is a cheap read of state the daemon holds. */
+export interface MetricSources {
+  gates(): RateGateState[];
+  jobs(): { job: string; lastSuccessAt: number | null }[];
+  strategies(): { strategy: string; equity: number; cash: number; positions: unknown[]; parked: number; paused: boolean }[];
+  outbox(): { sink: string; pending: number; oldestPendingAt: number | null }[];
+  dbPath: string;
+  lastEventSeq(): number;
+  now(): number;
+}
+
+/** `rebalance.announced` -> `rebalance_announced`: label values in the usual Prometheus form. */
+export const metricLabel = (type: string) => type.replace(/[^a-zA-Z0-9_]/g, '_');
+
+/**
+ * The daemon's Prometheus registry. Counters and histograms are pushed from observer hooks
+ * where things happen (client, poller, events, strategies, alert sinks); gauges are read from
+ * the daemon's state when Prometheus scrapes. Every label takes a bounded set of values:
+ * endpoint templates, job and strategy and sink names from the config, event types.
+ */
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  private sources: MetricSources | undefined;
+  private readonly requests: Counter<'endpoint' | 'status'>;
+  private readonly requestSeconds: Histogram<'endpoint'>;
+  private readonly rateLimited: Counter<'endpoint'>;
+  private readonly retries: Counter<'endpoint'>;
+  private readonly polls: Counter<'outcome'>;
+  private readonly pollLateness: Histogram;
+  private readonly events: Counter<'type'>;
+  private readonly detectionDelay: Histogram<'type'>;
+  private readonly fills: Counter<'strategy' | 'side'>;
+  private readonly deliveries: Counter<'sink' | 'outcome'>;
+  private readonly giveUps: Counter<'sink'>;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'indexbot_api_requests_total',
+      help: 'API request attempts (retries and 429 re-queues included) by endpoint template and HTTP status ("none": no response)',
+      labelNames: ['endpoint', 'status'],
+      registers,
+    });
+    this.requestSeconds = new Histogram({
+      name: 'indexbot_api_request_duration_seconds',
+      help: 'Time of one API request attempt, rate-gate wait excluded',
+      labelNames: ['endpoint'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.rateLimited = new Counter({ name: 'indexbot_api_rate_limited_total', help: 'API responses with status 429', labelNames: ['endpoint'], registers });
+    this.retries = new Counter({ name: 'indexbot_api_retries_total', help: 'API requests retried after a network error, timeout or 5xx', labelNames: ['endpoint'], registers });
+    this.polls = new Counter({ name: 'indexbot_polls_total', help: 'Poll jobs run, by outcome', labelNames: ['outcome'], registers });
+    this.pollLateness = new Histogram({
+      name: 'indexbot_poll_lateness_seconds',
+      help: 'How long after its due time a poll job started',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.events = new Counter({ name: 'indexbot_events_total', help: 'Events detected and logged, by type', labelNames: ['type'], registers });
+    this.detectionDelay = new Histogram({
+      name: 'indexbot_event_detection_delay_seconds',
+      help: 'Time from when a fact happened on the server (occurredAt) to its detection',
+      labelNames: ['type'],
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
+      registers,
+    });
+    this.fills = new Counter({ name: 'indexbot_strategy_fills_total', help: 'Paper fills committed, by strategy and side', labelNames: ['strategy', 'side'], registers });
+    this.deliveries = new Counter({
+      name: 'indexbot_alert_deliveries_total',
+      help: 'Alert delivery attempts by sink and outcome (delivered, failed: will retry)',
+      labelNames: ['sink', 'outcome'],
+      registers,
+    });
+    this.giveUps = new Counter({ name: 'indexbot_alert_give_ups_total', help: 'Alerts given up (refused, or still failing past giveUpAfterHours)', labelNames: ['sink'], registers });
+    this.defineGauges(registers);
+  }
+
+  /** Connects the scrape-time gauges to the running daemon. */
+  bind(sources: MetricSources): void {
+    this.sources = sources;
+  }
+
+  readonly client: RequestObserver = {
+    onRequest: (r) => {
+      const status = r.status === null ? 'none' : String(r.status);
+      this.requests.inc({ endpoint: r.endpoint, status });
+      this.requestSeconds.observe({ endpoint: r.endpoint }, r.durationMs / 1000);
+      if (r.status === 429) this.rateLimited.inc({ endpoint: r.endpoint });
+    },
+    onRetry: (endpoint) => this.retries.inc({ endpoint }),
+  };
+
+  onPoll(p: { ok: boolean; lateMs: number }): void {
+    this.polls.inc({ outcome: p.ok ? 'ok' : 'failed' });
+    this.pollLateness.observe(Math.max(0, p.lateMs) / 1000);
+  }
+
+  onEvents(events: readonly IndexbotEvent[]): void {
+    for (const e of events) {
+      const type = metricLabel(e.type);
+      this.events.inc({ type });
+      this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
+    }
+  }
+
+  onFill(strategy: string, fill: Fill): void {
+    this.fills.inc({ strategy, side: fill.side });
+  }
+
+  onAlertAttempt(sink: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
+    if (outcome === 'given_up') this.giveUps.inc({ sink });
+    else this.deliveries.inc({ sink, outcome });
+  }
+
+  async render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private defineGauges(registers: Registry[]): void {
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[], read: (g: Gauge<L>, s: MetricSources) => void) =>
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          const s = self.sources;
+          if (s) read(this, s);
+        },
+      });
+    const self = this;
+    gauge('indexbot_rate_gate_limit', 'Requests per window the rate gate paces to, per credential', ['gate'], (g, s) => {
+      for (const x of s.gates()) g.set({ gate: x.name }, x.limit);
+    });
+    gauge('indexbot_rate_gate_window_seconds', 'Length of the rate window, per credential', ['gate'], (g, s) => {
+      for (const x of s.gates()) g.set({ gate: x.name }, x.windowMs / 1000);
+    });
+    gauge('indexbot_rate_gate_remaining', 'Requests the server said were left in its window, minus those sent since', ['gate'], (g, s) => {
+      for (const x of s.gates()) if (x.remaining !== undefined) g.set({ gate: x.name }, x.remaining);
+    });
+    gauge('indexbot_rate_gate_tokens', 'Tokens the rate gate holds now', ['gate'], (g, s) => {
+      for (const x of s.gates()) g.set({ gate: x.name }, x.tokens);
+    });
+    gauge('indexbot_rate_gate_queued', 'Requests waiting at the rate gate', ['gate'], (g, s) => {
+      for (const x of s.gates()) g.set({ gate: x.name }, x.queued);
+    });
+    gauge('indexbot_rate_gate_pause_seconds', 'Seconds the rate gate stays paused after a 429 (0: not paused)', ['gate'], (g, s) => {
+      const now = s.now();
+      for (const x of s.gates()) g.set({ gate: x.name }, Math.max(0, ((x.pausedUntil ?? now) - now) / 1000));
+    });
+    gauge('indexbot_poll_last_success_age_seconds', 'Age of the last successful poll, per job', ['job'], (g, s) => {
+      const now = s.now();
+      for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);
+    });
+    gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
+    gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);
+    });
+    gauge('indexbot_strategy_cash_usd', 'Paper cash, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.cash);
+    });
+    gauge('indexbot_strategy_positions', 'Open paper positions, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.positions.length);
+    });
+    gauge('indexbot_strategy_parked_events', 'Events parked after failing every attempt, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.parked);
+    });
+    gauge('indexbot_strategy_paused', '1 when the strategy is paused', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.paused ? 1 : 0);
+    });
+    gauge('indexbot_alert_outbox_pending', 'Alerts queued and not yet delivered, per sink', ['sink'], (g, s) => {
+      for (const x of s.outbox()) g.set({ sink: x.sink }, x.pending);
+    });
+    gauge('indexbot_alert_outbox_oldest_pending_age_seconds', 'Age of the oldest undelivered alert, per sink (0: none pending)', ['sink'], (g, s) => {
+      const now = s.now();
+      for (const x of s.outbox()) g.set({ sink: x.sink }, x.oldestPendingAt === null ? 0 : (now - x.oldestPendingAt) / 1000);
+    });
+    gauge('indexbot_db_size_bytes', 'Size of the SQLite database with its write-ahead log', [], (g, s) => g.set(fileSize(s.dbPath) + fileSize(`${s.dbPath}-wal`)));
+  }
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}

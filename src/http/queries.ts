@@ -1,0 +1,134 @@
+import type { EventType, IndexbotEvent } from '../detect/index.ts';
+import type { SnapshotStore } from '../store/index.ts';
+import { parseInstrument } from '../strategy/index.ts';
+
+/** What `indexbot status --json` prints; the CLI hands its own query in, so both faces read the same. */
+export interface StatusReport {
+  jobs: { job: string; lastSuccessAt: number | null; lastSuccessAgeS: number | null; consecutiveFailures: number; lastError: string | null }[];
+  strategies: {
+    strategy: string;
+    cursor: number;
+    parked: number;
+    fills: number;
+    cash: number;
+    initialCash: number;
+    equity: number;
+    pnlUsd: number;
+    positions: { label: string; instrument: string; quantity: number; costUsd: number; valueUsd: number | null }[];
+  }[];
+  alerts: { sink: string; pending: number; delivered: number; givenUp: number; oldestPendingAt: number | null; lastError: string | null }[];
+  heartbeat: { lastSuccessfulPollAt: string; ageS: number } | null;
+}
+
+const MAX_PAGE = 500;
+/** Batches read while filtering one page of events: a rare type cannot make a request scan the whole log. */
+const MAX_SCANNED_BATCHES = 20;
+
+/** A page of the event log after `since`, filtered by type and index; `next` is the seq to ask after. */
+export function eventsPage(store: SnapshotStore, q: { since: number; type?: EventType | undefined; index?: string | undefined; limit: number }): { events: IndexbotEvent[]; next: number } {
+  const out: IndexbotEvent[] = [];
+  let after = q.since;
+  for (let i = 0; i < MAX_SCANNED_BATCHES && out.length < q.limit; i++) {
+    const batch = store.eventsAfter(after, MAX_PAGE);
+    for (const e of batch) {
+      after = e.seq;
+      if ((q.type === undefined || e.type === q.type) && (q.index === undefined || e.indexId === q.index)) out.push(e);
+      if (out.length === q.limit) break;
+    }
+    if (batch.length < MAX_PAGE) break;
+  }
+  return { events: out, next: after };
+}
+
+/** Each followed index: when it was polled last, its next announced rebalance, its largest constituents. */
+export function indexesOverview(store: SnapshotStore, indexes: string[], now: number, marketNow: number) {
+  const jobs = store.jobStates();
+  return indexes.map((id) => {
+    const last = Math.max(0, ...jobs.filter((j) => j.job.endsWith(`:${id}`)).map((j) => j.lastSuccessAt ?? 0));
+    const pending = store
+      .rebalancesAt(id, marketNow)
+      .filter((r) => r.observedStatus === 'announced')
+      .sort((a, b) => Date.parse(a.effective_at) - Date.parse(b.effective_at))[0];
+    const composition = store.compositionAt(id);
+    return {
+      indexId: id,
+      lastPollAt: last > 0 ? last : null,
+      lastPollAgeS: last > 0 ? Math.round((now - last) / 1000) : null,
+      nav: store.navAt(id, Number.MAX_SAFE_INTEGER)?.nav ?? null,
+      nextRebalance: pending
+        ? { id: pending.id, effectiveAt: pending.effective_at, changes: pending.changes.map((c) => ({ symbol: c.symbol, action: c.action, oldWeight: c.old_weight, newWeight: c.new_weight })) }
+        : null,
+      top: (composition?.constituents ?? [])
+        .slice()
+        .sort((a, b) => b.weight - a.weight)
+        .slice(0, 5)
+        .map((c) => ({ symbol: c.symbol, weight: c.weight })),
+    };
+  });
+}
+
+/** A strategy's recent fills, newest first, with a readable instrument label. */
+export function recentFills(store: SnapshotStore, strategy: string, limit: number) {
+  return store.strategies
+    .fills(`strategy:${strategy}`)
+    .slice(-limit)
+    .reverse()
+    .map((f) => ({ ...f, label: instrumentLabel(store, f.instrument) }));
+}
+
+export function instrumentLabel(store: SnapshotStore, key: string): string {
+  const i = parseInstrument(key);
+  return i.kind === 'index' ? i.indexId : (store.tokenSymbol(i.address) ?? i.address);
+}
+
+/**
+ * A strategy's paper equity over time, rebuilt from its fills and the cached prices: cash plus
+ * each position valued at the price the cache held at that moment (its cost when it held
+ * none). Points at every fill and evenly between the first fill and `end`.
+ */
+export function equityCurve(store: SnapshotStore, strategy: string, end: number, points = 200): { t: number; equity: number }[] {
+  const account = store.strategies.account(`strategy:${strategy}`);
+  if (!account) return [];
+  const fills = store.strategies.fills(`strategy:${strategy}`);
+  if (fills.length === 0) return [{ t: end, equity: account.cash }];
+  const start = fills[0]!.at;
+  const last = Math.max(end, fills[fills.length - 1]!.at);
+  const step = Math.max(1, (last - start) / points);
+  const times = [...new Set([...fills.map((f) => f.at), ...Array.from({ length: points + 1 }, (_, i) => Math.round(start + i * step))])].sort((a, b) => a - b);
+  const priceCache = new Map<string, number | undefined>();
+  const priceAt = (instrument: string, t: number): number | undefined => {
+    const key = `${instrument}@${t}`;
+    if (!priceCache.has(key)) {
+      const i = parseInstrument(instrument);
+      priceCache.set(key, i.kind === 'index' ? store.navAt(i.indexId, t)?.nav : store.tokenPriceAt(i.address, t)?.priceUsd);
+    }
+    return priceCache.get(key);
+  };
+  let cash = account.initialCash;
+  const held = new Map<string, { quantity: number; costUsd: number }>();
+  const out: { t: number; equity: number }[] = [];
+  let next = 0;
+  for (const t of times) {
+    for (; next < fills.length && fills[next]!.at <= t; next++) {
+      const f = fills[next]!;
+      const p = held.get(f.instrument) ?? { quantity: 0, costUsd: 0 };
+      const notional = f.quantity * f.price;
+      if (f.side === 'buy') {
+        cash -= notional + f.feeUsd;
+        held.set(f.instrument, { quantity: p.quantity + f.quantity, costUsd: p.costUsd + notional });
+      } else {
+        cash += notional - f.feeUsd;
+        const left = p.quantity - f.quantity;
+        held.set(f.instrument, { quantity: left, costUsd: p.quantity > 0 ? (p.costUsd * left) / p.quantity : 0 });
+      }
+    }
+    let value = cash;
+    for (const [instrument, p] of held) {
+      if (p.quantity <= 1e-12) continue;
+      const price = priceAt(instrument, t);
+      value += price === undefined ? p.costUsd : price * p.quantity;
+    }
+    out.push({ t, equity: value });
+  }
+  return out;
+}

@@ -11,24 +11,15 @@ import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
 
-interface BacktestFlags extends ConfigFlags {
+interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
-  from?: number;
-  to?: number;
-  indexes?: string[];
-  interval: HistoryInterval;
   params: Record<string, unknown>[];
   grid?: string;
-  cash?: number;
-  feeBps?: number;
-  slippageBps?: number;
-  maxGapHours?: number;
-  allowGaps?: boolean;
   out?: string;
   json?: boolean;
 }
 
-const paramsOption = (raw: string, previous: Record<string, unknown>[] = []): Record<string, unknown>[] => {
+export const paramsOption = (raw: string, previous: Record<string, unknown>[] = []): Record<string, unknown>[] => {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -58,21 +49,14 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
 
 export function registerBacktestCommand(program: Command): void {
   withConfigFlags(
-    program
-      .command('backtest')
-      .description('replay cached history through a strategy on a simulated clock and write a report (JSON, HTML, table)')
-      .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file')
-      .option('--from <date>', 'start (default the first cached point)', dateOption)
-      .option('--to <date>', 'end (default the last cached point)', dateOption)
-      .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
-      .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
+    withBacktestInputOptions(
+      program
+        .command('backtest')
+        .description('replay cached history through a strategy on a simulated clock and write a report (JSON, HTML, table)')
+        .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file'),
+    )
       .option('--params <json>', "strategy params over the config's; give it several times for a sweep", paramsOption, [])
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
-      .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0))
-      .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(0))
-      .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(0))
-      .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1))
-      .option('--allow-gaps', 'run past larger holes (still reported)')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables'),
     'config',
@@ -92,26 +76,7 @@ export function registerBacktestCommand(program: Command): void {
     const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
-      const indexes = flags.indexes ?? span.indexIds;
-      if (indexes.length === 0 || span.first === null) {
-        throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
-      }
-      const common: Omit<BacktestOptions, 'strategy'> = {
-        cache,
-        indexes,
-        from: flags.from ?? span.first,
-        to: flags.to ?? span.last!,
-        interval: flags.interval,
-        cash: flags.cash ?? config.strategies.paper.initialCash,
-        feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
-        slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
-        driftThreshold: config.driftThreshold,
-        maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
-        allowGaps: flags.allowGaps ?? false,
-        timeoutMs: config.strategies.timeoutMs,
-        logger: logger.child({ component: 'backtest' }),
-      };
+      const common = backtestInputs(flags, config, cache, logger);
       const results: BacktestResult[] = [];
       for (const [i, run] of runs.entries()) {
         const label = runs.length > 1 ? `run ${i + 1}/${runs.length}` : 'backtest';
@@ -158,7 +123,58 @@ export function registerBacktestCommand(program: Command): void {
   });
 }
 
-async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
+/** The flags of the replayed range and the paper account, as `backtest` and the research commands take them. */
+export function withBacktestInputOptions(command: Command): Command {
+  return command
+    .option('--from <date>', 'start (default the first cached point)', dateOption)
+    .option('--to <date>', 'end (default the last cached point)', dateOption)
+    .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
+    .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
+    .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0))
+    .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(0))
+    .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(0))
+    .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1))
+    .option('--allow-gaps', 'run past larger holes (still reported)');
+}
+
+/** What a backtest-like command takes from the cache, the config and the flags shared with `backtest`. */
+export interface BacktestInputFlags {
+  from?: number;
+  to?: number;
+  indexes?: string[];
+  interval: HistoryInterval;
+  cash?: number;
+  feeBps?: number;
+  slippageBps?: number;
+  maxGapHours?: number;
+  allowGaps?: boolean;
+}
+
+/** The options every replay of a command shares (all but the strategy), with the range defaulting to what the cache holds. */
+export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy'> {
+  const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
+  const indexes = flags.indexes ?? span.indexIds;
+  if (indexes.length === 0 || span.first === null) {
+    throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
+  }
+  return {
+    cache,
+    indexes,
+    from: flags.from ?? span.first,
+    to: flags.to ?? span.last!,
+    interval: flags.interval,
+    cash: flags.cash ?? config.strategies.paper.initialCash,
+    feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
+    slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
+    driftThreshold: config.driftThreshold,
+    maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
+    allowGaps: flags.allowGaps ?? false,
+    timeoutMs: config.strategies.timeoutMs,
+    logger: logger.child({ component: 'backtest' }),
+  };
+}
+
+export async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
   if (existsSync(nameOrPath) && /\.(ts|mts|js|mjs)$/.test(nameOrPath)) return { strategy: await loadStrategyModule(nameOrPath), file: nameOrPath };
   const all = await loadStrategies(config.strategies.dir, { onError: 'skip', explicit: config.strategies.explicit, logger });
   const found = all.find((s) => s.strategy.name === nameOrPath);

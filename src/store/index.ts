@@ -6,3 +6,4 @@ export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
 export { failureFields, storeFailure } from './sqlite-errors.ts';
 export { RetentionJob, type RetentionOptions } from './retention.ts';
+export { CacheCopy } from './cache-cut.ts';

@@ -1,0 +1,81 @@
+import { relative } from 'node:path';
+import type { Command } from 'commander';
+import { fixed, formatTable } from '../backtest/index.ts';
+import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { checkLookahead } from '../research/index.ts';
+import { SnapshotStore } from '../store/index.ts';
+import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
+
+interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
+  strategy: string;
+  params: Record<string, unknown>[];
+  maxChecks: number;
+  json?: boolean;
+}
+
+const iso = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+
+export function registerCheckLookaheadCommand(program: Command): void {
+  withConfigFlags(
+    withBacktestInputOptions(
+      program
+        .command('check-lookahead')
+        .description('replay a strategy, then replay it again on the cache cut at each of its decisions; report decisions that change (exit 1) and wall-clock reads')
+        .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file'),
+    )
+      .option('--params <json>', "strategy params over the config's", paramsOption, [])
+      .option('--max-checks <n>', 'most replays on a cut cache; past it, decision times are picked evenly', intOption(1, 10_000), 50)
+      .option('--json', 'print the result as JSON'),
+    'config',
+    'db',
+    ...LOG_FLAGS,
+    'strategies',
+  ).action(async (flags: CheckLookaheadFlags) => {
+    const config = loadConfig(flags, process.env, { server: false });
+    const logger = loggerFor(config);
+    const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
+    const params = Object.assign({}, config.strategies.params[strategy.name] ?? {}, ...flags.params);
+    const cache = SnapshotStore.open(config.db, { readonly: true });
+    let inputs: ReturnType<typeof backtestInputs>;
+    try {
+      inputs = backtestInputs(flags, config, cache, logger);
+    } finally {
+      cache.close();
+    }
+    const { cache: _, ...rest } = inputs;
+    const r = await checkLookahead({
+      ...rest,
+      cachePath: config.db,
+      strategyFile: file,
+      params,
+      maxChecks: flags.maxChecks,
+      onCheck: (done, total) => logger.debug({ done, total }, 'lookahead: replayed on a cut cache'),
+    });
+    if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);
+    else {
+      const lines = [`check-lookahead ${r.strategy} ${iso(rest.from)} .. ${iso(rest.to)}: ${r.decisions} decisions at ${r.decisionTimes} times; replayed on the cache cut at ${r.checked} of them`];
+      if (r.differences.length === 0) lines.push(r.decisions === 0 ? 'no decisions to check: the strategy placed no order in this range' : 'PASS no decision changed when the cache was cut at it');
+      else {
+        lines.push(`FAIL ${r.differences.length} decision(s) differ between the whole cache and the cache cut at their time: the strategy learns from outside its context`);
+        const rows = r.differences.map((d) => [
+          iso(d.cutAt),
+          iso(d.decision.at),
+          d.decision.eventId,
+          d.decision.side,
+          d.decision.instrument,
+          d.decision.outcome,
+          d.decision.quantity === null ? '—' : fixed(d.decision.quantity, 6),
+          d.seenIn,
+        ]);
+        lines.push(formatTable([['cut at', 'decided at', 'event', 'side', 'instrument', 'outcome', 'quantity', 'made by'], ...rows]));
+      }
+      for (const c of r.clockCalls) {
+        lines.push(`WARN ${c.call} called ${c.count} time(s) at ${relative(process.cwd(), c.location)}: a backtest's time is ctx.clock.now(); the wall clock differs on every run`);
+      }
+      if (r.globals.length > 0) lines.push(`WARN the strategy created globals (${r.globals.join(', ')}): they outlive a run and can carry the future into the next`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+    if (r.differences.length > 0) process.exitCode = 1;
+  });
+}

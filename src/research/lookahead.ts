@@ -1,0 +1,208 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
+import { StrategyError } from '../core/index.ts';
+import { CacheCopy, SnapshotStore } from '../store/index.ts';
+import { type LoadedStrategy, isStrategy, withParams } from '../strategy/index.ts';
+
+/**
+ * The lookahead check: replay a strategy over the whole range, then, for each moment it
+ * placed orders, replay it again on a copy of the cache cut at that moment, with the module
+ * imported afresh. A strategy that learns only from its context decides the same both times;
+ * one that reads the cache file itself, another file written from the future, or a global
+ * filled by an earlier run decides differently, and each difference is reported.
+ */
+
+export interface LookaheadOptions extends Omit<BacktestOptions, 'strategy' | 'cache'> {
+  /** The cache file: opened read-only and copied, never written. */
+  cachePath: string;
+  strategyFile: string;
+  params: unknown;
+  /** Most cut replays; past it, decision times are picked evenly. @default 50 */
+  maxChecks?: number;
+  onCheck?: (done: number, total: number) => void;
+}
+
+/** One order the strategy placed: filled or refused. */
+export interface Decision {
+  at: number;
+  eventId: string;
+  side: 'buy' | 'sell';
+  instrument: string;
+  /** `filled`, or the refusal's code. */
+  outcome: string;
+  /** Filled quantity, 10 significant digits; null for a refusal. */
+  quantity: number | null;
+}
+
+export interface Difference {
+  /** The time the cache was cut at. */
+  cutAt: number;
+  decision: Decision;
+  /** `full only`: the replay on the whole cache made it and the cut one did not; `cut only`: the reverse. */
+  seenIn: 'full only' | 'cut only';
+}
+
+export interface ClockCall {
+  call: 'Date.now()' | 'new Date()';
+  /** `file:line:column` in the strategy file. */
+  location: string;
+  count: number;
+}
+
+export interface LookaheadResult {
+  strategy: string;
+  decisions: number;
+  /** Decision times replayed on a cut cache. */
+  checked: number;
+  decisionTimes: number;
+  differences: Difference[];
+  /** Wall-clock reads from the strategy's own code during the replays: a backtest's time is `ctx.clock.now()`. */
+  clockCalls: ClockCall[];
+  /** Globals that appeared while the strategy ran. */
+  globals: string[];
+}
+
+export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResult> {
+  const file = resolve(o.strategyFile);
+  const maxChecks = o.maxChecks ?? 50;
+  if (!Number.isInteger(maxChecks) || maxChecks < 1) throw new RangeError(`Expected \`maxChecks\` to be a whole number >= 1, got ${maxChecks}`);
+  const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));
+  const clock = watchWallClock(file);
+  const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
+  let loads = 0;
+  const run = async (cachePath: string, to: number): Promise<BacktestResult> => {
+    const strategy = await loadFresh(file, o.params, ++loads);
+    const cache = SnapshotStore.open(cachePath, { readonly: true });
+    // A strategy that opens the cache by itself finds it where the bot's own commands do.
+    const previousDb = process.env.INDEXBOT_DB;
+    process.env.INDEXBOT_DB = cachePath;
+    try {
+      return await runBacktest({ ...o, cache, strategy, to, onProgress: undefined });
+    } finally {
+      if (previousDb === undefined) delete process.env.INDEXBOT_DB;
+      else process.env.INDEXBOT_DB = previousDb;
+      cache.close();
+    }
+  };
+  try {
+    const full = await run(o.cachePath, o.to);
+    const decisions = decisionsOf(full);
+    const times = [...new Set(decisions.map((d) => d.at))].sort((a, b) => b - a);
+    const picked = evenly(times, maxChecks);
+    const differences: Difference[] = [];
+    const seen = new Set<string>();
+    const copy = CacheCopy.create(o.cachePath, join(dir, 'cache.db'));
+    try {
+      for (const [i, t] of picked.entries()) {
+        copy.cutAfter(t);
+        const cut = await run(copy.path, Math.max(t, o.from + 1));
+        for (const d of compare(decisions, decisionsOf(cut), t)) {
+          const key = `${d.seenIn}|${keyOf(d.decision)}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          differences.push({ cutAt: t, ...d });
+        }
+        o.onCheck?.(i + 1, picked.length);
+      }
+    } finally {
+      copy.close();
+    }
+    return {
+      strategy: full.strategy.name,
+      decisions: decisions.length,
+      checked: picked.length,
+      decisionTimes: times.length,
+      differences: differences.sort((a, b) => a.decision.at - b.decision.at || a.seenIn.localeCompare(b.seenIn)),
+      clockCalls: clock.calls(),
+      globals: Object.getOwnPropertyNames(globalThis).filter((g) => !globalsBefore.has(g)),
+    };
+  } finally {
+    clock.restore();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A new instance of the module: its top-level code runs again and its module state starts empty. */
+async function loadFresh(file: string, params: unknown, n: number): Promise<LoadedStrategy> {
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(`${pathToFileURL(file).href}?lookahead=${n}`)) as { default?: unknown };
+  } catch (e) {
+    throw new StrategyError(`${file}: failed to load: ${(e as Error).message.split('\n')[0]}`, 'STRATEGY_LOAD');
+  }
+  if (!isStrategy(mod.default)) throw new StrategyError(`${file}: exports no strategy; it needs \`export default defineStrategy({ ... })\``, 'STRATEGY_LOAD');
+  return withParams(mod.default, file, params);
+}
+
+const sig = (x: number) => Number(x.toPrecision(10));
+
+export function decisionsOf(r: Pick<BacktestResult, 'fills' | 'rejections'>): Decision[] {
+  const out: Decision[] = [
+    ...r.fills.map((f) => ({ at: f.at, eventId: f.eventId, side: f.side, instrument: f.instrument, outcome: 'filled', quantity: sig(f.quantity) })),
+    ...r.rejections.map((x) => ({ at: x.at, eventId: x.eventId, side: x.side, instrument: x.instrument, outcome: x.code as string, quantity: null })),
+  ];
+  return out.sort((a, b) => a.at - b.at || keyOf(a).localeCompare(keyOf(b)));
+}
+
+const keyOf = (d: Decision) => `${d.at}|${d.eventId}|${d.side}|${d.instrument}|${d.outcome}|${d.quantity}`;
+
+/** Decisions up to `t` made by one replay and not the other (as multisets). */
+export function compare(full: readonly Decision[], cut: readonly Decision[], t: number): { decision: Decision; seenIn: Difference['seenIn'] }[] {
+  const count = new Map<string, { d: Decision; n: number }>();
+  for (const d of full) if (d.at <= t) count.set(keyOf(d), { d, n: (count.get(keyOf(d))?.n ?? 0) + 1 });
+  const extra: Decision[] = [];
+  for (const d of cut) {
+    if (d.at > t) continue;
+    const c = count.get(keyOf(d));
+    if (c && c.n > 0) c.n--;
+    else extra.push(d);
+  }
+  const missing = [...count.values()].flatMap((c) => Array.from({ length: c.n }, () => c.d));
+  return [...missing.map((decision) => ({ decision, seenIn: 'full only' as const })), ...extra.map((decision) => ({ decision, seenIn: 'cut only' as const }))];
+}
+
+/** At most `max` items, evenly spread, the first and last kept. */
+export function evenly<T>(items: readonly T[], max: number): T[] {
+  if (items.length <= max) return [...items];
+  if (max === 1) return [items[0]!];
+  return Array.from({ length: max }, (_, i) => items[Math.round((i * (items.length - 1)) / (max - 1))]!);
+}
+
+/**
+ * Counts `Date.now()` and `new Date()` (no argument: the wall clock) made from the strategy
+ * file while installed. A backtest runs on a simulated clock: such a call reads the real one.
+ */
+function watchWallClock(file: string): { calls(): ClockCall[]; restore(): void } {
+  const RealDate = Date;
+  const found = new Map<string, ClockCall>();
+  const note = (call: ClockCall['call']) => {
+    const stack = new Error().stack ?? '';
+    const line = stack.split('\n').find((l) => l.includes(file));
+    if (!line) return;
+    const location = (line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, '')).replace(/^file:\/\//, '').replace(/\?lookahead=\d+/, '');
+    const key = `${call}|${location}`;
+    const c = found.get(key) ?? { call, location, count: 0 };
+    c.count++;
+    found.set(key, c);
+  };
+  class WatchedDate extends RealDate {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) note('new Date()');
+      super(...(args as []));
+    }
+    static override now(): number {
+      note('Date.now()');
+      return RealDate.now();
+    }
+  }
+  globalThis.Date = WatchedDate as DateConstructor;
+  return {
+    calls: () => [...found.values()].sort((a, b) => a.location.localeCompare(b.location) || a.call.localeCompare(b.call)),
+    restore: () => {
+      globalThis.Date = RealDate;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { checkLookahead, compare, evenly } from '../../src/research/index.ts';
+import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
+
+const fixture = (name: string) => new URL(`../fixtures/research/${name}.ts`, import.meta.url).pathname;
+const example = (name: string) => new URL(`../../strategies/${name}.ts`, import.meta.url).pathname;
+const range = { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 };
+
+describe('check-lookahead', () => {
+  it('catches a strategy that reads the cache file itself: it decides differently on the cache cut at its decision', async () => {
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('file-peeker'), params: {} });
+    expect(r.decisions).toBe(1);
+    expect(r.checked).toBe(1);
+    // 200 USD with the future in the file, 100 without, at x's value at hour 30: 10 x 0.5 + 5.02 x 0.5.
+    const nav = 10 * 0.5 + 5.02 * 0.5;
+    expect(r.differences.map((d) => [d.seenIn, (d.decision.at - T0) / H, d.decision.eventId, d.decision.quantity, (d.cutAt - T0) / H])).toEqual([
+      ['cut only', 30, 'rebalance.announced:x:rb_x_1', expect.closeTo(100 / nav, 7), 30],
+      ['full only', 30, 'rebalance.announced:x:rb_x_1', expect.closeTo(200 / nav, 7), 30],
+    ]);
+  });
+
+  it('catches a strategy that carries what it saw from one run to the next in a global', async () => {
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('global-peeker'), params: {} });
+    expect(r.differences.map((d) => d.seenIn)).toEqual(['cut only', 'full only']);
+    expect(r.globals).toContain('__indexbotSeenNavs');
+    delete (globalThis as { __indexbotSeenNavs?: unknown }).__indexbotSeenNavs;
+  });
+
+  it('warns about the wall clock read inside a handler, with the line, and finds no difference when decisions do not use it', async () => {
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('clock-reader'), params: {} });
+    expect(r.differences).toEqual([]);
+    // Once in the full replay and once in the replay cut at the one decision.
+    expect(r.clockCalls).toEqual([
+      { call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:10:\\d+$`)), count: 2 },
+      { call: 'new Date()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:11:\\d+$`)), count: 2 },
+    ]);
+    expect(Date.now).not.toHaveProperty('mock');
+    expect(new Date(0).toISOString()).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  it.each(['rebalance-front-run', 'drift-reversion', 'rebalance-alert'])('finds the example %s clean', async (name) => {
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: example(name), params: {} });
+    expect(r.differences).toEqual([]);
+    expect(r.clockCalls).toEqual([]);
+    expect(r.globals).toEqual([]);
+    if (name === 'rebalance-front-run') expect(r.checked).toBeGreaterThan(0);
+  });
+
+  it('compares decisions as multisets up to the cut, and picks check times evenly', () => {
+    const d = (at: number, quantity: number) => ({ at, eventId: 'e', side: 'buy' as const, instrument: 'index:x', outcome: 'filled', quantity });
+    expect(compare([d(1, 1), d(1, 1), d(5, 1)], [d(1, 1), d(1, 2)], 2)).toEqual([
+      { decision: d(1, 1), seenIn: 'full only' },
+      { decision: d(1, 2), seenIn: 'cut only' },
+    ]);
+    expect(evenly([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 4)).toEqual([1, 4, 7, 10]);
+    expect(evenly([1, 2], 5)).toEqual([1, 2]);
+  });
+});

@@ -79,3 +79,20 @@ export function withConfigFlags(command: Command, ...flags: (keyof typeof CONFIG
   }
   return command;
 }
+
+/** `90d` or `12h`, from 1 hour to 10 years, in ms. */
+export function durationOption(raw: string): number {
+  const m = /^(\d+)(h|d)$/.exec(raw.trim());
+  if (!m) throw new InvalidArgumentError(`expected a duration like 90d or 12h, got "${raw}"`);
+  const ms = Number(m[1]) * (m[2] === 'd' ? 86_400_000 : 3_600_000);
+  if (ms < 3_600_000 || ms > 3650 * 86_400_000) throw new InvalidArgumentError(`expected a duration from 1h to 3650d, got "${raw}"`);
+  return ms;
+}
+
+/** One of a fixed list of words. */
+export function choiceOption<T extends string>(choices: readonly T[]) {
+  return (raw: string): T => {
+    if (!choices.includes(raw as T)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
+}

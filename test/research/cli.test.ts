@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCache } from '../helpers/backtest-cache.ts';
 import { runCli, writeConfig } from '../helpers/daemon.ts';
@@ -19,5 +21,50 @@ describe('research commands', () => {
     const r = JSON.parse(clean.stdout);
     expect(r).toMatchObject({ strategy: 'rebalance-front-run', differences: [], clockCalls: [], globals: [] });
     expect(r.checked).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('walk-forward: a table of windows with the chosen params, the stitched out-of-sample figures, and walk-forward.json', async () => {
+    const grid = join(dirname(db), 'grid.json');
+    writeFileSync(grid, JSON.stringify({ notionalUsd: [250, 50] }));
+    const out = join(dirname(db), 'wf');
+    const r = await runCli(
+      [
+        'walk-forward',
+        '--strategy',
+        'test/fixtures/backtest/announce-buyer.ts',
+        '--indexes',
+        'x',
+        '--fee-bps',
+        '10',
+        '--grid',
+        grid,
+        '--train',
+        '48h',
+        '--test',
+        '24h',
+        '--metric',
+        'totalReturn',
+        '--out',
+        out,
+      ],
+      env,
+    );
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('walk-forward announce-buyer: 2 windows (rolling), 2 candidates each, best by totalReturn');
+    expect(lines[1]).toMatch(/^# +train +test +chosen params +totalReturn in +totalReturn out +test return$/);
+    expect(lines[2]).toMatch(/^1 +2025-03-01 \.\. 2025-03-03 +2025-03-03 \.\. 2025-03-04 +\{"notionalUsd":50\} +-?[\d.]+% +/);
+    expect(lines[3]).toMatch(/^2 +2025-03-02 \.\. 2025-03-04 +2025-03-04 \.\. 2025-03-05 /);
+    expect(r.stdout).toMatch(/out-of-sample, stitched: return -?[\d.]+%/);
+    const saved = JSON.parse(readFileSync(join(out, 'walk-forward.json'), 'utf8'));
+    expect(saved.windows).toHaveLength(2);
+    expect(saved.windows[0].params).toEqual({ notionalUsd: 50 });
+    expect(saved.equity[0]).toEqual([Date.parse('2025-03-03T00:00:00Z'), 10_000, 0]);
+    const bad = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '0d', '--test', '1d'], env);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr.split('\n')[0]).toBe(`error: option '--train <duration>' argument '0d' is invalid. expected a duration from 1h to 3650d, got "0d"`);
+    const short = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '30d', '--test', '10d'], env);
+    expect(short.status).toBe(78);
+    expect(short.stderr).toBe('indexbot: the range holds 4.96 d of history, less than --train 30 d + --test 10 d; backfill more or shorten the windows [CONFIG_INVALID]\n');
   }, 120_000);
 });

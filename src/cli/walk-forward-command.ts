@@ -1,0 +1,131 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { fixed, formatTable, pct } from '../backtest/index.ts';
+import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { ConfigError } from '../core/index.ts';
+import { stableHash } from '../detect/index.ts';
+import { RANK_METRICS, type RankMetric, serialRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { SnapshotStore } from '../store/index.ts';
+import { withParams } from '../strategy/index.ts';
+import { type BacktestInputFlags, backtestInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { LOG_FLAGS, choiceOption, durationOption, loggerFor, withConfigFlags } from './options.ts';
+
+interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
+  strategy: string;
+  params: Record<string, unknown>[];
+  grid: string;
+  train: number;
+  test: number;
+  step?: number;
+  anchored?: boolean;
+  metric: RankMetric;
+  out?: string;
+  json?: boolean;
+}
+
+const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+/** Ratios print as numbers, fractions of money as percentages. */
+export const formatMetric = (metric: RankMetric, v: number | null) => (['sharpe', 'sortino', 'calmar', 'profitFactor', 'expectancy'].includes(metric) ? fixed(v) : pct(v));
+
+export function registerWalkForwardCommand(program: Command): void {
+  withConfigFlags(
+    withBacktestInputOptions(
+      program
+        .command('walk-forward')
+        .description('choose params on each training window by a metric, run them on the test window after it, and report the test windows stitched together')
+        .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file')
+        .requiredOption('--grid <file>', 'JSON file of param name -> list of values: the candidates on each training window')
+        .requiredOption('--train <duration>', 'training window, e.g. 90d or 36h (1h to 3650d)', durationOption)
+        .requiredOption('--test <duration>', 'test window after each training window', durationOption),
+    )
+      .option('--step <duration>', 'how far each window moves on (default --test; at least --test)', durationOption)
+      .option('--anchored', 'every training window starts at --from and grows')
+      .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
+      .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption, [])
+      .option('--out <dir>', 'where walk-forward.json goes (default data/walk-forward/<id>)')
+      .option('--json', 'print the result as JSON'),
+    'config',
+    'db',
+    ...LOG_FLAGS,
+    'strategies',
+  ).action(async (flags: WalkForwardFlags) => {
+    const config = loadConfig(flags, process.env, { server: false });
+    const logger = loggerFor(config);
+    const loaded = await resolveStrategy(flags.strategy, config, logger);
+    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...flags.params);
+    const grid = gridCombinations(flags.grid).map((g) => ({ ...base, ...g }));
+    // Every candidate is checked against the schema before hours of replays.
+    for (const p of grid) withParams(loaded.strategy, loaded.file, p);
+    const cache = SnapshotStore.open(config.db, { readonly: true });
+    try {
+      const { from, to, ...common } = backtestInputs(flags, config, cache, logger);
+      const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
+      if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
+      const r = await walkForward({
+        windows,
+        grid,
+        metric: flags.metric,
+        run: serialRunner(loaded, common),
+        onWindow: (done, total) => logger.info({ done, total }, `walk-forward: window ${done}/${total}`),
+      });
+      const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
+      const out = {
+        format: 'indexbot-walk-forward/1',
+        id,
+        strategy: loaded.strategy.name,
+        metric: r.metric,
+        settings: {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          trainDays: flags.train / 86_400_000,
+          testDays: flags.test / 86_400_000,
+          stepDays: (flags.step ?? flags.test) / 86_400_000,
+          anchored: flags.anchored ?? false,
+          candidates: grid.length,
+        },
+        windows: r.windows.map((w) => ({
+          train: [new Date(w.trainFrom).toISOString(), new Date(w.trainTo).toISOString()],
+          test: [new Date(w.testFrom).toISOString(), new Date(w.testTo).toISOString()],
+          params: w.params,
+          inSample: w.inSample,
+          outOfSample: w.outOfSample,
+          testReturn: w.testReturn,
+        })),
+        inSampleMean: r.inSampleMean,
+        outOfSample: r.outOfSample.metrics,
+        equity: r.outOfSample.equity.map((p) => [p.t, p.value, p.exposure]),
+      };
+      const dir = flags.out ?? join('data', 'walk-forward', id);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'walk-forward.json'), `${JSON.stringify(out, null, 1)}\n`);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
+        return;
+      }
+      const f = (v: number | null) => formatMetric(r.metric, v);
+      const rows = r.windows.map((w, i) => [
+        String(i + 1),
+        `${day(w.trainFrom)} .. ${day(w.trainTo)}`,
+        `${day(w.testFrom)} .. ${day(w.testTo)}`,
+        JSON.stringify(w.params),
+        f(w.inSample),
+        f(w.outOfSample),
+        pct(w.testReturn),
+      ]);
+      const m = r.outOfSample.metrics;
+      const stitched = (m as unknown as Record<string, number | null | undefined>)[r.metric];
+      const lines = [
+        `walk-forward ${loaded.strategy.name}: ${windows.length} windows (${flags.anchored ? 'anchored' : 'rolling'}), ${grid.length} candidates each, best by ${r.metric}`,
+        formatTable([['#', 'train', 'test', 'chosen params', `${r.metric} in`, `${r.metric} out`, 'test return'], ...rows]),
+        '',
+        `${r.metric}: in-sample mean ${f(r.inSampleMean)}${stitched === undefined ? '' : `, out-of-sample stitched ${f(stitched)}`}`,
+        `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
+        `written: ${join(dir, 'walk-forward.json')}`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+    } finally {
+      cache.close();
+    }
+  });
+}

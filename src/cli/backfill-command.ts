@@ -6,7 +6,7 @@ import { IndexbotError } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
-import { LOG_FLAGS, SERVER_FLAGS, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface BackfillFlags extends ConfigFlags {
   from: number;
@@ -27,6 +27,8 @@ export function registerBackfillCommand(program: Command): void {
     ...SERVER_FLAGS,
     ...LOG_FLAGS,
   ).action(async (flags: BackfillFlags) => {
+    const now = Date.now();
+    checkRange({ flag: '--from', at: flags.from }, flags.to === undefined || flags.to > now ? { flag: 'now', at: now } : { flag: '--to', at: flags.to });
     const config = loadConfig(flags);
     const logger = loggerFor(config);
     const store = SnapshotStore.open(config.db);
@@ -54,7 +56,7 @@ export function registerBackfillCommand(program: Command): void {
     try {
       const client = createClient(config, store, logger);
       const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
-      const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? Date.now(), interval: flags.interval, logger, signal: abort.signal, onProgress });
+      const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? now, interval: flags.interval, logger, signal: abort.signal, onProgress });
       bar?.stop();
       const out = process.stdout;
       out.write(`backfilled ${describeRange(report)} (${report.interval}) in ${(report.elapsedMs / 1000).toFixed(1)} s, ${report.requests} requests\n`);

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { type BacktestOptions, type BacktestResult, buildReport, fixed, formatTable, pct, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
-import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { ConfigError, type Logger } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
-import { LOG_FLAGS, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -130,10 +130,10 @@ export function withBacktestInputOptions(command: Command): Command {
     .option('--to <date>', 'end (default the last cached point)', dateOption)
     .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
     .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
-    .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0))
-    .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(0))
-    .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(0))
-    .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1))
+    .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0, BOUNDS.cash.max, { aboveMin: true }))
+    .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(BOUNDS.bps.min, BOUNDS.bps.max))
+    .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(BOUNDS.bps.min, BOUNDS.bps.max))
+    .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1, 366 * 24))
     .option('--allow-gaps', 'run past larger holes (still reported)');
 }
 
@@ -157,11 +157,21 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
   if (indexes.length === 0 || span.first === null) {
     throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
   }
+  const from = flags.from ?? span.first;
+  const to = flags.to ?? span.last!;
+  checkRange({ flag: flags.from === undefined ? 'the first cached point' : '--from', at: from }, { flag: flags.to === undefined ? 'the last cached point' : '--to', at: to });
+  if (from > span.last! || to < span.first) {
+    const iso = (t: number) => new Date(t).toISOString().slice(0, 16);
+    throw new BacktestDataError(
+      `${from > span.last! ? `--from ${iso(from)}` : `--to ${iso(to)}`}: ${config.db} holds ${flags.interval} history from ${iso(span.first)} to ${iso(span.last!)} only; run \`indexbot backfill\` for other dates`,
+      'BACKTEST_NO_DATA',
+    );
+  }
   return {
     cache,
     indexes,
-    from: flags.from ?? span.first,
-    to: flags.to ?? span.last!,
+    from,
+    to,
     interval: flags.interval,
     cash: flags.cash ?? config.strategies.paper.initialCash,
     feeBps: flags.feeBps ?? config.strategies.paper.feeBps,

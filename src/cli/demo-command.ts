@@ -2,10 +2,10 @@ import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import type { Config } from '../config/index.ts';
-import { createLogger, systemClock } from '../core/index.ts';
-import { startSandbox } from '../sandbox/index.ts';
+import { MAX_TIMER_MS, createLogger, systemClock } from '../core/index.ts';
+import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { startDaemon } from './daemon.ts';
-import { intOption, numberOption, untilSignal } from './options.ts';
+import { intOption, numberOption, seedOption, untilSignal } from './options.ts';
 
 interface DemoOptions {
   speed: number;
@@ -24,9 +24,9 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description('the sandbox in-process with a fast clock and the bot against it (what `npm start` runs)')
-    .option('--speed <x>', 'simulated seconds per real second', numberOption(1), 1440)
-    .option('--seed <n>', 'seed of the simulated market', intOption(0), 1)
-    .option('--duration-s <s>', 'stop by itself after this many seconds', intOption(1))
+    .option('--speed <x>', `simulated seconds per real second, 1 to ${MAX_SPEED}`, numberOption(1, MAX_SPEED), 1440)
+    .option('--seed <n>', 'seed of the simulated market', seedOption, 1)
+    .option('--duration-s <s>', 'stop by itself after this many seconds', intOption(1, Math.floor(MAX_TIMER_MS / 1000)))
     .option('--db <file>', 'SQLite file of the demo (started afresh each run)', 'data/demo.db')
     .option('--strategies <dir>', 'strategy modules to run', 'strategies')
     .action(async (opts: DemoOptions) => {

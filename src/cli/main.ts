@@ -14,7 +14,7 @@ import { registerStatusCommand } from './status-command.ts';
 import { registerStrategiesCommand } from './strategies-command.ts';
 
 const program = new Command();
-program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').showHelpAfterError().exitOverride();
+program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').exitOverride();
 
 registerDemoCommand(program);
 registerRunCommand(program);
@@ -28,14 +28,24 @@ registerDoctorCommand(program);
 registerStrategiesCommand(program);
 registerSandboxCommand(program);
 
+/** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
+const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
+
 try {
   await program.parseAsync(process.argv);
 } catch (thrown) {
-  if (thrown instanceof CommanderError) process.exit(thrown.exitCode);
+  // Commander already printed its one line; help and --version exit 0.
+  if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : EXIT.usage);
   const e = storeFailure(thrown);
   if (e instanceof IndexbotError) {
     process.stderr.write(`indexbot: ${e.message} [${e.code}]\n`);
-    process.exit(e.kind === 'temporary' ? 75 : 78);
+    process.exit(e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config);
   }
-  throw e;
+  // Not one of ours: a bug. One line by default; the stack trace on demand, to report it.
+  const debug = process.env.INDEXBOT_DEBUG === '1' || /^(debug|trace)$/.test(process.env.INDEXBOT_LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(process.argv.join(' '));
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  process.stderr.write(
+    debug && e instanceof Error ? `indexbot: unexpected error: ${e.stack}\n` : `indexbot: unexpected error: ${message} (a bug; INDEXBOT_DEBUG=1 prints its stack trace) [INTERNAL]\n`,
+  );
+  process.exit(EXIT.bug);
 }

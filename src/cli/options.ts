@@ -1,31 +1,53 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Config } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { type Logger, createLogger } from '../core/index.ts';
+import { type Logger, UsageError, createLogger } from '../core/index.ts';
 
-/** Commander argument parsers that reject bad values with a message naming what was given. */
-export function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
+/**
+ * Commander argument parsers: every number has a range, and a bad value is refused with a
+ * message naming what was given (commander adds the flag; exit 64).
+ */
+export function intOption(min: number, max: number) {
   return (raw: string): number => {
-    if (!/^-?\d+$/.test(raw)) throw new InvalidArgumentError(`expected a whole number, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}, got ${n}`);
+    const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}, got "${raw}"`);
     return n;
   };
 }
 
-export function numberOption(min: number) {
+export const portOption = intOption(0, 65_535);
+/** The sandbox's PRNG takes 32 bits. */
+export const seedOption = intOption(0, 2 ** 32 - 1);
+
+/** A decimal number in [min, max], or (min, max] when `aboveMin`. */
+export function numberOption(min: number, max: number, { aboveMin = false } = {}) {
   return (raw: string): number => {
-    const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n) || n < min) throw new InvalidArgumentError(`expected a number >= ${min}, got "${raw}"`);
+    const n = raw.trim() === '' ? Number.NaN : Number(raw);
+    if (!Number.isFinite(n) || (aboveMin ? n <= min : n < min) || n > max) {
+      throw new InvalidArgumentError(`expected a number ${aboveMin ? `above ${min} and up to` : `from ${min} to`} ${max}, got "${raw}"`);
+    }
     return n;
   };
 }
 
-/** `2025-01-01`, or a full ISO time; a date alone is midnight UTC. */
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/** `2025-01-01`, or a full ISO time; a date alone is midnight UTC. A day its month lacks (`2025-02-30`) is refused, not rolled over. */
 export function dateOption(raw: string): number {
-  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (!Number.isFinite(t)) throw new InvalidArgumentError(`expected a date like 2025-01-01 or 2025-01-01T12:00:00Z, got "${raw}"`);
+  const m = ISO_DATE.exec(raw);
+  const t = m ? Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw) : Number.NaN;
+  if (!m || !Number.isFinite(t)) throw new InvalidArgumentError(`expected a date like 2025-01-01 or 2025-01-01T12:00:00Z, got "${raw}"`);
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) throw new InvalidArgumentError(`no such date: "${raw}"`);
   return t;
+}
+
+/** A range the command works on must run forwards: one line naming both flags and values otherwise. */
+export function checkRange(from: { flag: string; at: number }, to: { flag: string; at: number }): void {
+  if (from.at < to.at) return;
+  const iso = (t: number) => new Date(t).toISOString().replace('.000Z', 'Z');
+  throw new UsageError(`${from.flag} ${iso(from.at)} is not before ${to.flag} ${iso(to.at)}`);
 }
 
 export const listOption = (raw: string): string[] =>

@@ -1,19 +1,32 @@
 import type { Command } from 'commander';
-import { startSandbox } from '../sandbox/index.ts';
-import { intOption, numberOption, untilSignal } from './options.ts';
+import { BOUNDS } from '../config/index.ts';
+import { UsageError } from '../core/index.ts';
+import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
+import { intOption, numberOption, portOption, seedOption, untilSignal } from './options.ts';
+
+/** A port taken or an address we may not bind is a line naming the flags, not a stack trace. */
+export function listenFailure(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new UsageError(`--port ${port}: ${host}:${port} is already in use; pick another port, or 0 for any free one`);
+  if (code === 'EACCES') return new UsageError(`--port ${port}: not allowed to listen on ${host}:${port} (a port under 1024 needs privileges)`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`--host ${host}: not an address of this machine (${code})`);
+  return e;
+}
 
 export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
     .description('run the sandbox server: the API contract over a simulated market, no account needed')
-    .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 7420)
+    .option('--port <port>', 'port to listen on (0: any free port)', portOption, 7420)
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--seed <n>', 'seed of the simulated market', intOption(0), 1)
-    .option('--speed <x>', 'simulated seconds per real second', numberOption(0), 1)
+    .option('--seed <n>', 'seed of the simulated market', seedOption, 1)
+    .option('--speed <x>', `simulated seconds per real second, up to ${MAX_SPEED}`, numberOption(0, MAX_SPEED), 1)
     .option('--control', 'serve the /_sandbox control routes', false)
-    .option('--rate-window-ms <ms>', 'length of the rate-limit minute', intOption(1), 60_000)
+    .option('--rate-window-ms <ms>', 'length of the rate-limit minute', intOption(BOUNDS.rateWindowMs.min, BOUNDS.rateWindowMs.max), 60_000)
     .action(async (opts: { port: number; host: string; seed: number; speed: number; control: boolean; rateWindowMs: number }) => {
-      const sandbox = await startSandbox(opts);
+      const sandbox = await startSandbox(opts).catch((e: unknown) => {
+        throw listenFailure(e, opts.host, opts.port);
+      });
       const out = process.stdout;
       out.write(`indexbot sandbox listening\n  base URL: ${sandbox.baseUrl}\n  seed ${opts.seed}, speed x${opts.speed}, rate window ${opts.rateWindowMs} ms\n`);
       out.write('  demo API keys (local sandbox only):\n');

@@ -7,7 +7,7 @@ import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { parseInstrument } from '../strategy/index.ts';
-import { withConfigFlags } from './options.ts';
+import { intOption, withConfigFlags } from './options.ts';
 
 interface StatusFlags extends ConfigFlags {
   json?: boolean;
@@ -76,7 +76,7 @@ export function registerStatusCommand(program: Command): void {
   withConfigFlags(program.command('status').description('what the cache holds, the last poll of each job, events, strategies, budget and rate gates'), 'config', 'db')
     .option('--json', 'print JSON for scripts', false)
     .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
-    .option('--max-age-s <s>', 'heartbeat age that --check calls stale', (v: string) => Number(v), 300)
+    .option('--max-age-s <s>', 'heartbeat age that --check calls stale', intOption(1, 365 * 86_400), 300)
     .action((flags: StatusFlags) => {
       const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags) ?? 'data/indexbot.db';
       if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');

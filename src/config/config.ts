@@ -4,12 +4,27 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
 
-const seconds = z
-  .number()
-  .positive()
-  .max(86_400 * 7);
+/**
+ * The ranges of every number a user sets, here or by a flag of the same meaning. Durations
+ * that end up in a timer stay under Node's limit (2^31-1 ms), which would otherwise fire them
+ * after 1 ms.
+ */
+export const BOUNDS = {
+  intervalSeconds: { min: 0.1, max: 7 * 86_400 },
+  rateWindowMs: { min: 1, max: 3_600_000 },
+  requestsPerWindow: { min: 1, max: 10_000_000 },
+  shutdownGraceMs: { min: 0, max: 600_000 },
+  retentionDays: { min: 0, max: 36_500 },
+  giveUpAfterHours: { max: Math.floor(MAX_TIMER_MS / 3_600_000) },
+  timeoutMs: { min: 1, max: MAX_TIMER_MS },
+  cash: { max: 1e12 },
+  bps: { min: 0, max: 1_000 },
+} as const;
+
+const seconds = z.number().min(BOUNDS.intervalSeconds.min).max(BOUNDS.intervalSeconds.max);
+const bps = z.number().min(BOUNDS.bps.min).max(BOUNDS.bps.max);
 
 /** A secret given as `"env:NAME"` is read from the environment, so the file need not hold it. URLs of sinks are secrets too, checked once read. */
 const secret = z.string().min(1);
@@ -53,8 +68,14 @@ export const configFileSchema = z.strictObject({
     .optional()
     .describe('API base URL ending in /v1'),
   tier: z.enum(TIERS).optional().describe('rate tier of the credential'),
-  enterpriseLimits: z.strictObject({ limit: z.number().int().positive(), burst: z.number().int().positive() }).optional().describe('limit and burst per window, for the enterprise tier'),
-  rateWindowMs: z.number().int().positive().optional().describe('length of the rate window (60000 on the real service)'),
+  enterpriseLimits: z
+    .strictObject({
+      limit: z.number().int().min(BOUNDS.requestsPerWindow.min).max(BOUNDS.requestsPerWindow.max),
+      burst: z.number().int().min(BOUNDS.requestsPerWindow.min).max(BOUNDS.requestsPerWindow.max),
+    })
+    .optional()
+    .describe('limit and burst per window, for the enterprise tier'),
+  rateWindowMs: z.number().int().min(BOUNDS.rateWindowMs.min).max(BOUNDS.rateWindowMs.max).optional().describe('length of the rate window (60000 on the real service)'),
   db: z.string().min(1).optional().describe('SQLite file'),
   indexes: z
     .union([z.literal('all'), z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an index id is a lowercase slug')).min(1)])
@@ -66,8 +87,8 @@ export const configFileSchema = z.strictObject({
     .optional()
     .describe('seconds between polls of each endpoint'),
   driftThreshold: z.number().gt(0).lt(1).optional().describe('|weight - target| that counts as drift'),
-  shutdownGraceMs: z.number().int().nonnegative().optional().describe('how long to wait for polls in flight at shutdown'),
-  retentionDays: z.number().nonnegative().optional().describe('snapshots and finished alert rows older than this are deleted; 0 keeps everything'),
+  shutdownGraceMs: z.number().int().min(BOUNDS.shutdownGraceMs.min).max(BOUNDS.shutdownGraceMs.max).optional().describe('how long to wait for polls in flight at shutdown'),
+  retentionDays: z.number().min(BOUNDS.retentionDays.min).max(BOUNDS.retentionDays.max).optional().describe('snapshots and finished alert rows older than this are deleted; 0 keeps everything'),
   log: z
     .strictObject({ level: z.enum(LOG_LEVELS), format: z.enum(['json', 'pretty']) })
     .partial()
@@ -75,7 +96,7 @@ export const configFileSchema = z.strictObject({
   alerts: z
     .strictObject({
       sinks: z.array(sinkSchema).describe('where alerts go: console, webhook, slack, discord, telegram'),
-      giveUpAfterHours: z.number().positive().describe('an alert still undelivered after this long is given up'),
+      giveUpAfterHours: z.number().positive().max(BOUNDS.giveUpAfterHours.max).describe('an alert still undelivered after this long is given up'),
     })
     .partial()
     .optional(),
@@ -95,9 +116,9 @@ export const configFileSchema = z.strictObject({
       dir: z.string().min(1).describe('where strategy modules are loaded from'),
       params: z.record(z.string(), z.record(z.string(), z.unknown())).describe('params per strategy name'),
       disabled: z.array(z.string()).describe('strategy names not to run'),
-      timeoutMs: z.number().int().positive().describe('time limit of one handler call'),
+      timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).describe('time limit of one handler call'),
       maxAttempts: z.number().int().min(1).max(100).describe('attempts before an event is parked'),
-      paper: z.strictObject({ cash: z.number().positive(), feeBps: z.number().min(0), slippageBps: z.number().min(0) }).partial(),
+      paper: z.strictObject({ cash: z.number().positive().max(BOUNDS.cash.max), feeBps: bps, slippageBps: bps }).partial(),
     })
     .partial()
     .optional(),
@@ -334,7 +355,8 @@ function readConfigFile(path: string, required: boolean): ConfigFile | undefined
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Some editors on Windows start a UTF-8 file with a byte-order mark.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e) {
     throw new ConfigError(`${path}: not valid JSON (${(e as Error).message})`);
   }

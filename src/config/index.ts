@@ -1,1 +1,1 @@
-export { loadConfig, permissionWarnings, configFileSchema, DEFAULT_INTERVALS, DEFAULT_CONFIG_PATH, type Config, type ConfigFile, type ConfigFlags, type HttpConfig, isLoopback } from './config.ts';
+export { loadConfig, permissionWarnings, configFileSchema, BOUNDS, DEFAULT_INTERVALS, DEFAULT_CONFIG_PATH, type Config, type ConfigFile, type ConfigFlags, type HttpConfig, isLoopback } from './config.ts';

@@ -10,6 +10,9 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer delay fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),

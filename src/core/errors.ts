@@ -33,6 +33,13 @@ export class ConfigError extends IndexbotError {
   }
 }
 
+/** A command was given a flag or argument it cannot use (exit 64): the message names the flag and the value. */
+export class UsageError extends IndexbotError {
+  constructor(message: string) {
+    super(message, 'USAGE_INVALID', 'input');
+  }
+}
+
 export class KeypairError extends IndexbotError {
   constructor(message: string) {
     super(message, 'WALLET_KEYPAIR_INVALID', 'operational');

@@ -1,4 +1,14 @@
 /**
+ * The fastest simulated clock: about 28 simulated hours per real second. The market is
+ * simulated step by step, so a faster clock would keep the server busy catching up.
+ */
+export const MAX_SPEED = 100_000;
+
+function checkSpeed(speed: number): void {
+  if (!Number.isFinite(speed) || speed < 0 || speed > MAX_SPEED) throw new RangeError(`speed must be a number from 0 to ${MAX_SPEED}, got ${speed}`);
+}
+
+/**
  * Simulated time: starts at `start` and runs `speed` times faster than the real clock;
  * `advance()` jumps it forward. Speed 0 freezes it, which makes responses reproducible.
  */
@@ -11,7 +21,7 @@ export class SimClock {
     private speed: number,
     private readonly realNow: () => number = Date.now,
   ) {
-    if (!Number.isFinite(speed) || speed < 0) throw new RangeError(`speed must be a finite number >= 0, got ${speed}`);
+    checkSpeed(speed);
     this.baseSim = start;
     this.baseReal = realNow();
   }
@@ -30,7 +40,7 @@ export class SimClock {
   }
 
   setSpeed(speed: number): void {
-    if (!Number.isFinite(speed) || speed < 0) throw new RangeError(`speed must be a finite number >= 0, got ${speed}`);
+    checkSpeed(speed);
     this.rebase();
     this.speed = speed;
   }

@@ -5,7 +5,7 @@ import bs58 from 'bs58';
 import type { CryptoKey, KeyObject } from 'jose';
 import { HISTORY_INTERVALS, REBALANCE_STATUSES, TIER_LIMITS, type Tier, type TierLimits } from '../contract/index.ts';
 import { type ApiKeySpec, type KeyTier, type Principal, SandboxAuth } from './auth.ts';
-import { SimClock } from './clock.ts';
+import { MAX_SPEED, SimClock } from './clock.ts';
 import { SandboxHttpError, badParams } from './errors.ts';
 import { DAY, HOUR, Market } from './market.ts';
 import { QueryReader } from './query.ts';
@@ -459,9 +459,12 @@ function field(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
 }
 
-function numberField(body: unknown, name: string, fallback?: number): number {
+/** Ten simulated years: the most one control call may move the clock or schedule ahead. */
+const MAX_CONTROL_SECONDS = 10 * 365 * 86_400;
+
+function numberField(body: unknown, name: string, fallback?: number, max = MAX_CONTROL_SECONDS): number {
   const v = field(body, name) ?? fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw badParams([{ param: name, issue: 'must be a number >= 0' }]);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max) throw badParams([{ param: name, issue: `must be a number from 0 to ${max}` }]);
   return v;
 }
 
@@ -490,7 +493,7 @@ function buildControlRoutes(d: ControlDeps): Route[] {
       access: 'auth',
       handle: (ctx) => {
         if (field(ctx.body, 'advance_seconds') !== undefined) d.clock.advance(numberField(ctx.body, 'advance_seconds') * 1000);
-        if (field(ctx.body, 'speed') !== undefined) d.clock.setSpeed(numberField(ctx.body, 'speed'));
+        if (field(ctx.body, 'speed') !== undefined) d.clock.setSpeed(numberField(ctx.body, 'speed', undefined, MAX_SPEED));
         d.market.advance(d.clock.now());
         return { data: clockState() };
       },
@@ -555,10 +558,10 @@ function buildControlRoutes(d: ControlDeps): Route[] {
         if (!FAULT_KINDS.includes(kind as Fault['kind'])) throw badParams([{ param: 'kind', issue: `must be one of ${FAULT_KINDS.join(', ')}` }]);
         const fault: Fault = {
           kind: kind as Fault['kind'],
-          status: numberField(ctx.body, 'status', kind === 'html' ? 502 : 503),
-          remaining: numberField(ctx.body, 'count', 1),
+          status: numberField(ctx.body, 'status', kind === 'html' ? 502 : 503, 599),
+          remaining: numberField(ctx.body, 'count', 1, 1_000_000),
           pathPrefix: typeof field(ctx.body, 'path_prefix') === 'string' ? (field(ctx.body, 'path_prefix') as string) : '/',
-          delayMs: numberField(ctx.body, 'delay_ms', 0),
+          delayMs: numberField(ctx.body, 'delay_ms', 0, 600_000),
         };
         if (fault.remaining > 0) d.faults.push(fault);
         return { data: { queued: d.faults.length } };

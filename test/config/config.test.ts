@@ -128,3 +128,34 @@ describe('alert sinks in the config', () => {
     expect(fail(() => loadConfig({ config: file({ ...base, retentionDays: -1 }) }, {})).message).toContain('retentionDays: Too small');
   });
 });
+
+describe('bounds of every number (issue 13 item 14)', () => {
+  const base = { baseUrl: 'http://x/v1' };
+  it.each([
+    [{ alerts: { giveUpAfterHours: 1e308 } }, 'alerts.giveUpAfterHours'],
+    [{ strategies: { timeoutMs: 2 ** 31 } }, 'strategies.timeoutMs'],
+    [{ shutdownGraceMs: 1e12 }, 'shutdownGraceMs'],
+    [{ rateWindowMs: 1e12 }, 'rateWindowMs'],
+    [{ retentionDays: 1e308 }, 'retentionDays'],
+    [{ intervals: { rebalancing: 1e-9 } }, 'intervals.rebalancing'],
+    [{ enterpriseLimits: { limit: 1e15, burst: 10 } }, 'enterpriseLimits.limit'],
+    [{ strategies: { paper: { cash: 1e300 } } }, 'strategies.paper.cash'],
+    [{ strategies: { paper: { feeBps: 1_000_000 } } }, 'strategies.paper.feeBps'],
+    [{ strategies: { paper: { slippageBps: 20_000 } } }, 'strategies.paper.slippageBps'],
+  ])('refuses %j, naming %s', (extra, key) => {
+    const err = fail(() => loadConfig({ config: file({ ...base, ...extra }) }, {}));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(new RegExp(`${key.replace(/\./g, '\\.')}: Too (big|small)`));
+  });
+
+  it('accepts the largest timer-safe values', () => {
+    const c = loadConfig({ config: file({ ...base, strategies: { timeoutMs: 2 ** 31 - 1 }, alerts: { giveUpAfterHours: 596 } }) }, {});
+    expect(c.strategies.timeoutMs).toBe(2 ** 31 - 1);
+    expect(c.alerts.giveUpAfterMs).toBeLessThanOrEqual(2 ** 31 - 1);
+  });
+
+  it('reads a file that starts with a UTF-8 byte-order mark', () => {
+    const path = file(`\uFEFF${JSON.stringify({ ...base, retentionDays: 7 })}`);
+    expect(loadConfig({ config: path }, {}).retentionDays).toBe(7);
+  });
+});

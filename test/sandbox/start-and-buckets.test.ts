@@ -81,6 +81,12 @@ describe('rate buckets of a credential that fails authentication', () => {
     expect(buckets.join(' ')).not.toContain('sk_not_a_key');
   });
 
+  it('the control route refuses a clock speed past MAX_SPEED (the server would spin catching up)', async () => {
+    const res = await control(sb, '/clock', { speed: 1e15 });
+    expect(res.status).toBe(400);
+    expect(res.json.error.details).toEqual([{ param: 'speed', issue: 'must be a number from 0 to 100000' }]);
+  });
+
   it('a revoked key and a revoked access token keep the limit and the bucket they had', async () => {
     const key = sb.keys.basic;
     const withKey = () => raw(`${sb.baseUrl}/tokens?limit=1`, { headers: { Authorization: `Bearer ${key}` } });

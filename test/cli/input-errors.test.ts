@@ -1,0 +1,96 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IndexClient } from '../../src/api/index.ts';
+import { backfill } from '../../src/poller/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+/** One line on stderr, no stack trace, naming every given fragment, and the exit code. */
+function expectOneLine(res: { status: number | null; stderr: string }, status: number, ...fragments: string[]) {
+  const lines = res.stderr.trim().split('\n');
+  expect(lines, res.stderr).toHaveLength(1);
+  expect(res.stderr).not.toMatch(/\n\s+at /);
+  for (const f of fragments) expect(res.stderr).toContain(f);
+  expect(res.status).toBe(status);
+}
+
+describe.concurrent('numeric options have a range, and a bad value is one line with exit 64', () => {
+  it.each([
+    [['sandbox', '--speed', '1e15'], '--speed', '1e15'],
+    [['sandbox', '--seed', '99999999999'], '--seed', '99999999999'],
+    [['sandbox', '--rate-window-ms', '1e12'], '--rate-window-ms', '1e12'],
+    [['sandbox', '--port', '70000'], '--port', '70000'],
+    [['demo', '--duration-s', '3000000'], '--duration-s', '3000000'],
+    [['demo', '--speed', '1e15'], '--speed', '1e15'],
+    [['status', '--max-age-s', 'soon'], '--max-age-s', 'soon'],
+    [['backtest', '--strategy', 'x', '--fee-bps', '1000000'], '--fee-bps', '1000000'],
+    [['backtest', '--strategy', 'x', '--cash', '0'], '--cash', '0'],
+    [['backtest', '--strategy', 'x', '--slippage-bps', '-1'], '--slippage-bps', '-1'],
+    [['backtest', '--strategy', 'x', '--max-gap-hours', '1e9'], '--max-gap-hours', '1e9'],
+    [['backfill', '--from', '2025-02-30'], '--from', '2025-02-30'],
+    [['backtest', '--strategy', 'x', '--to', '2025-13-01'], '--to', '2025-13-01'],
+  ])('%j', async (args, flag, value) => {
+    expectOneLine(await runCli(args), 64, flag, `"${value}"`);
+  });
+});
+
+describe('ranges and ports', () => {
+  let sandbox: Sandbox;
+  let db: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+    db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    const client = new IndexClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.premium, tier: 'premium', windowMs: 10_000, pageSize: 100 });
+    await backfill({ client, store, indexes: ['mindex'], from: Date.parse('2026-11-01T00:00:00Z'), to: Date.parse('2026-11-10T00:00:00Z') });
+    store.close();
+    const config = join(dirname(db), 'indexbot.json');
+    writeFileSync(config, JSON.stringify({ db }));
+    env = { INDEXBOT_CONFIG: config };
+  });
+  afterAll(() => sandbox.close());
+
+  it('backtest: --from after --to, or equal, is one line naming both', async () => {
+    expectOneLine(
+      await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-11-08', '--to', '2026-11-02'], env),
+      64,
+      '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z',
+    );
+    expectOneLine(await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-11-05', '--to', '2026-11-05'], env), 64, '--from 2026-11-05T00:00:00Z is not before --to');
+  });
+
+  it('backtest: --from past the cache is one line naming the flag and what the cache holds', async () => {
+    expectOneLine(await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-12-01'], env), 64, '--from 2026-12-01', 'is not before the last cached point');
+    expectOneLine(
+      await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-12-01', '--to', '2027-01-01'], env),
+      64,
+      '--from 2026-12-01T00:00',
+      'holds 1h history from 2026-11-01T00:00',
+    );
+  });
+
+  it('backfill: --from after --to, and --from in the future, are one line', async () => {
+    expectOneLine(await runCli(['backfill', '--from', '2026-11-08', '--to', '2026-11-02', '--base-url', sandbox.baseUrl]), 64, '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z');
+    expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');
+  });
+
+  it('sandbox: a port already in use is one line naming it', async () => {
+    const port = new URL(sandbox.origin).port;
+    expectOneLine(await runCli(['sandbox', '--port', port]), 64, `--port ${port}`, 'already in use');
+  });
+});
+
+describe('config numbers out of range reach the user as one line with exit 78', () => {
+  it.each([[{ alerts: { giveUpAfterHours: 1e308 } }], [{ strategies: { timeoutMs: 2 ** 31 } }]])('%j', async (extra) => {
+    const db = tempDbPath();
+    const config = join(dirname(db), 'indexbot.json');
+    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, ...extra }));
+    expectOneLine(await runCli(['run', '--config', config]), 78, config, 'Too big');
+  });
+});

@@ -1,0 +1,53 @@
+import { InvalidArgumentError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/core/index.ts';
+import { checkRange, dateOption, intOption, numberOption } from '../../src/cli/options.ts';
+
+const refused = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a refusal');
+};
+
+describe('CLI value parsers', () => {
+  it('intOption: whole numbers within [min, max], the value given in the message', () => {
+    const port = intOption(0, 65_535);
+    expect(port('0')).toBe(0);
+    expect(port('65535')).toBe(65_535);
+    for (const bad of ['65536', '-1', '1e3', '1.5', 'abc', '', '99999999999999999999']) {
+      const e = refused(() => port(bad));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect(e.message).toBe(`expected a whole number from 0 to 65535, got "${bad}"`);
+    }
+  });
+
+  it('numberOption: finite decimals within the range; aboveMin excludes the minimum', () => {
+    const speed = numberOption(0, 100_000);
+    expect(speed('0')).toBe(0);
+    expect(speed('1e5')).toBe(100_000);
+    expect(refused(() => speed('1e15')).message).toBe('expected a number from 0 to 100000, got "1e15"');
+    expect(refused(() => speed('Infinity')).message).toContain('got "Infinity"');
+    const cash = numberOption(0, 1e12, { aboveMin: true });
+    expect(cash('0.01')).toBe(0.01);
+    expect(refused(() => cash('0')).message).toBe('expected a number above 0 and up to 1000000000000, got "0"');
+  });
+
+  it('dateOption: real calendar days only, as midnight UTC or a full ISO time', () => {
+    expect(dateOption('2024-02-29')).toBe(Date.UTC(2024, 1, 29));
+    expect(dateOption('2025-01-01T12:00:00+02:00')).toBe(Date.UTC(2025, 0, 1, 10));
+    expect(refused(() => dateOption('2025-02-30')).message).toBe('no such date: "2025-02-30"');
+    expect(refused(() => dateOption('2025-04-31T00:00:00Z')).message).toBe('no such date: "2025-04-31T00:00:00Z"');
+    expect(refused(() => dateOption('2025-00-10')).message).toContain('"2025-00-10"');
+    expect(refused(() => dateOption('March 3')).message).toContain('expected a date like 2025-01-01');
+  });
+
+  it('checkRange: from must be before to, named by flag and value', () => {
+    expect(() => checkRange({ flag: '--from', at: 1 }, { flag: '--to', at: 2 })).not.toThrow();
+    const e = refused(() => checkRange({ flag: '--from', at: Date.UTC(2025, 0, 2) }, { flag: '--to', at: Date.UTC(2025, 0, 2) }));
+    expect(e).toBeInstanceOf(UsageError);
+    expect(e.message).toBe('--from 2025-01-02T00:00:00Z is not before --to 2025-01-02T00:00:00Z');
+  });
+});

@@ -1,1 +1,13 @@
-export { loadConfig, permissionWarnings, configFileSchema, BOUNDS, DEFAULT_INTERVALS, DEFAULT_CONFIG_PATH, type Config, type ConfigFile, type ConfigFlags, type HttpConfig, isLoopback } from './config.ts';
+export {
+  loadConfig,
+  permissionWarnings,
+  configFileSchema,
+  BOUNDS,
+  DEFAULT_INTERVALS,
+  DEFAULT_CONFIG_PATH,
+  type Config,
+  type ConfigFile,
+  type ConfigFlags,
+  type HttpConfig,
+  isLoopback,
+} from './config.ts';

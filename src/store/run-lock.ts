@@ -1,45 +1,82 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
 import { StoreError } from '../core/index.ts';
 
+/** How long a loser waits for the winner to write its pid, to name it. */
+const HOLDER_PID_WAIT_MS = 1_000;
+
 /**
- * One daemon per database file. The lock is a file beside the database holding the owner's
- * pid, created exclusively; a lock left by a killed process (its pid no longer runs) is
- * taken over, so a `kill -9` never needs a human to clean up.
+ * One daemon per database file. The lock is an exclusive SQLite lock (a kernel file lock) on
+ * a side file, `<db>.lock`, taken with no busy wait: of any number of processes starting at
+ * once exactly one gets it, and the kernel drops it when its process dies, so a `kill -9`
+ * never needs a human and no pid is ever judged stale. The holder's pid is written beside
+ * it (`<db>.lock.pid`) only so that a loser can name it; the lock file itself stays.
  */
 export class RunLock {
-  private constructor(private readonly path: string) {}
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly pidPath: string,
+  ) {}
 
   static acquire(dbPath: string): RunLock {
     const path = `${dbPath}.lock`;
+    const pidPath = `${path}.pid`;
     // Taken before the store opens (and creates the directory), so it makes the directory too.
     try {
       mkdirSync(dirname(path), { recursive: true });
     } catch (e) {
       throw new StoreError(`cannot create the directory of ${dbPath}: ${(e as NodeJS.ErrnoException).code}`, 'STORE_UNAVAILABLE');
     }
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(path, 'wx', 0o600);
-        writeSync(fd, String(process.pid));
-        closeSync(fd);
-        return new RunLock(path);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw new StoreError(`cannot create lock file ${path}: ${(e as NodeJS.ErrnoException).code}`, 'STORE_UNAVAILABLE');
-        }
-        const owner = Number(readFileSync(path, 'utf8').trim());
-        if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isRunning(owner)) {
-          throw new StoreError(`another indexbot (pid ${owner}) is already running on ${dbPath}; stop it first or use another --db`, 'STORE_LOCKED');
-        }
-        rmSync(path, { force: true });
-      }
+    let db: Database.Database;
+    try {
+      db = new Database(path, { timeout: 0 });
+    } catch (e) {
+      throw new StoreError(`cannot open lock file ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
     }
-    throw new StoreError(`cannot take the lock ${path}`, 'STORE_LOCKED');
+    try {
+      db.pragma('locking_mode = EXCLUSIVE');
+      // The first write in exclusive mode takes the lock, and keeps it until the connection closes.
+      db.exec(`BEGIN EXCLUSIVE; PRAGMA user_version = ${process.pid}; COMMIT`);
+    } catch (e) {
+      db.close();
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+        const holder = holderPid(pidPath);
+        throw new StoreError(`another indexbot (${holder === undefined ? 'pid not yet written' : `pid ${holder}`}) is already running on ${dbPath}; stop it first or use another --db`, 'STORE_LOCKED');
+      }
+      if (code === 'SQLITE_NOTADB') {
+        throw new StoreError(`${path} is not indexbot's lock (an older indexbot's?); if no indexbot runs on ${dbPath}, delete it`, 'STORE_LOCKED');
+      }
+      throw new StoreError(`cannot take the lock ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
+    }
+    // Written by rename: a loser reads a whole pid or none, never an empty file.
+    const tmp = `${pidPath}.${process.pid}`;
+    writeFileSync(tmp, String(process.pid), { mode: 0o600 });
+    renameSync(tmp, pidPath);
+    return new RunLock(db, pidPath);
   }
 
+  /** Gives the lock up. The pid file goes first, while the lock is still ours: it can only be our own. */
   release(): void {
-    rmSync(this.path, { force: true });
+    if (!this.db.open) return;
+    rmSync(this.pidPath, { force: true });
+    this.db.close();
+  }
+}
+
+/** The pid the holder wrote; it writes it just after taking the lock, so a loser may wait a moment. */
+function holderPid(pidPath: string): number | undefined {
+  const end = Date.now() + HOLDER_PID_WAIT_MS;
+  for (;;) {
+    try {
+      const pid = Number(readFileSync(pidPath, 'utf8'));
+      if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) return pid;
+    } catch {
+      // not written yet
+    }
+    if (Date.now() > end) return undefined;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
   }
 }
 

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { type EventRow, lockIsFree, readDb, sandboxConfig, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -71,7 +71,7 @@ describe('indexbot run against the sandbox', () => {
     }
     expect(await daemon.exited).toBe(0);
     expect(daemon.output()).toContain('indexbot stopped');
-    expect(existsSync(`${db}.lock`)).toBe(false);
+    expect(lockIsFree(db)).toBe(true);
     expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
 
     const status = JSON.parse(execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }));
@@ -156,7 +156,7 @@ describe('indexbot run against the sandbox', () => {
       expect(await d.exited).toBe(78);
       expect(d.output()).toMatch(message);
       expect(d.output()).toContain('[STORE_UNAVAILABLE]');
-      expect(existsSync(`${db}.lock`)).toBe(false);
+      expect(lockIsFree(db)).toBe(true);
     }
   });
 
@@ -166,6 +166,6 @@ describe('indexbot run against the sandbox', () => {
     const d = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: sb.keys.premium });
     expect(await d.exited).not.toBe(0);
     expect(d.output()).toMatch(/unknown index "nosuch"; the server lists sindex/);
-    expect(existsSync(`${db}.lock`)).toBe(false);
+    expect(lockIsFree(db)).toBe(true);
   });
 });

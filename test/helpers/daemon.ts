@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { RunLock } from '../../src/store/index.ts';
 
 export interface DaemonProcess {
   child: ChildProcess;
@@ -80,4 +81,15 @@ export interface EventRow {
   detected_at: number;
   occurred_at: number;
   payload: string;
+}
+
+/** No holder's pid is left beside the database, and the run lock can be taken (and is given back). */
+export function lockIsFree(dbPath: string): boolean {
+  if (existsSync(`${dbPath}.lock.pid`)) return false;
+  try {
+    RunLock.acquire(dbPath).release();
+    return true;
+  } catch {
+    return false;
+  }
 }

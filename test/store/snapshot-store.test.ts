@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -179,22 +179,32 @@ describe('SnapshotStore', () => {
     const db = join(dirname(tempDbPath()), 'new', 'dir', 'bot.db');
     const lock = RunLock.acquire(db);
     const store = SnapshotStore.open(db);
-    expect(existsSync(`${db}.lock`)).toBe(true);
+    expect(readFileSync(`${db}.lock.pid`, 'utf8')).toBe(String(process.pid));
     store.close();
     lock.release();
-    expect(existsSync(`${db}.lock`)).toBe(false);
+    expect(existsSync(`${db}.lock.pid`)).toBe(false);
   });
 
-  it('refuses a second run on the same file, and takes over the lock of a dead process', () => {
+  it('refuses a second run on the same file naming the holder, and gives the lock up on release only', () => {
     const path = tempDbPath();
     const lock = RunLock.acquire(path);
-    // Our own pid counts as ours; simulate another live process with the parent's pid.
-    writeFileSync(`${path}.lock`, String(process.ppid));
-    expect(() => RunLock.acquire(path)).toThrow(/another indexbot \(pid \d+\) is already running/);
-    writeFileSync(`${path}.lock`, '999999');
-    const taken = RunLock.acquire(path);
-    taken.release();
+    const refused = caught<StoreError>(() => RunLock.acquire(path));
+    expect(refused).toMatchObject({ code: 'STORE_LOCKED' });
+    expect(refused.message).toBe(`another indexbot (pid ${process.pid}) is already running on ${path}; stop it first or use another --db`);
+    // A pid file edited by hand changes nothing: the lock is the kernel's, not the file's.
+    writeFileSync(`${path}.lock.pid`, '999999');
+    expect(() => RunLock.acquire(path)).toThrow(/already running/);
     lock.release();
+    lock.release();
+    const next = RunLock.acquire(path);
+    expect(() => RunLock.acquire(path)).toThrow(/already running/);
+    next.release();
+  });
+
+  it('refuses a lock file that is not one, saying what to do', () => {
+    const path = tempDbPath();
+    writeFileSync(`${path}.lock`, '12345');
+    expect(caught<StoreError>(() => RunLock.acquire(path)).message).toBe(`${path}.lock is not indexbot's lock (an older indexbot's?); if no indexbot runs on ${path}, delete it`);
   });
 
   it('keeps the wallet session tokens (TokenStore)', () => {

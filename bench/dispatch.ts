@@ -1,7 +1,9 @@
 /**
- * Events per second through the strategy runtime, each committed with its cursor move and
- * state in one transaction: to a no-op strategy, and to each example strategy on a mix of
- * the events they handle (announced and completed rebalances, drift, performance).
+ * Events per second through the strategy runtime: to a no-op strategy, and to each example
+ * strategy on a mix of the events they handle (announced and completed rebalances, drift,
+ * performance). An event whose handler has effects (state, orders, alerts) commits them with
+ * its cursor move in one transaction; an effect-free event only moves the cursor, which is
+ * committed once per batch of up to 500 events (or with the next event that has effects).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,7 +94,7 @@ async function measure(strategy: LoadedStrategy): Promise<{ perSecond: number; f
 }
 
 export async function run(): Promise<void> {
-  console.log(`dispatch: ${EVENTS} events; state, orders and cursor committed together per event`);
+  console.log(`dispatch: ${EVENTS} events; one transaction per event with effects (its state, orders and cursor), the cursor of effect-free events once per batch of up to 500`);
   const examples = await loadStrategies('strategies', { logger: silentLogger });
   const only = process.env.BENCH_ONLY;
   for (const s of [noop, ...examples].filter((x) => !only || x.strategy.name === only)) {

@@ -11,6 +11,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   var FEED_MAX = 100;
   var charts = new Map();
   var lastSeq = 0;
+  var pending;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -75,9 +76,11 @@ export const DASHBOARD_SCRIPT = String.raw`
       if (i.nextRebalance) {
         card.appendChild(el('p', 'warn', 'next rebalance ' + i.nextRebalance.id + ' at ' + time(Date.parse(i.nextRebalance.effectiveAt))));
         var ul = el('ul');
-        i.nextRebalance.changes.forEach(function (c) {
+        var shown = i.nextRebalance.changes.slice(0, 8);
+        shown.forEach(function (c) {
           ul.appendChild(el('li', null, c.action + ' ' + c.symbol + ' ' + (c.oldWeight * 100).toFixed(1) + '% -> ' + (c.newWeight * 100).toFixed(1) + '%'));
         });
+        if (i.nextRebalance.changes.length > shown.length) ul.appendChild(el('li', 'muted', (i.nextRebalance.changes.length - shown.length) + ' more'));
         card.appendChild(ul);
       } else card.appendChild(el('p', 'muted', 'no rebalance announced'));
       card.appendChild(el('p', 'muted', 'top: ' + i.top.map(function (t) { return t.symbol + ' ' + (t.weight * 100).toFixed(1) + '%'; }).join(', ')));
@@ -90,11 +93,15 @@ export const DASHBOARD_SCRIPT = String.raw`
       var xs = res.points.map(function (p) { return p.t / 1000; });
       var ys = res.points.map(function (p) { return p.equity; });
       var width = Math.max(240, Math.min(box.clientWidth || 600, 900) - 24);
-      var existing = charts.get(name);
-      if (existing && existing.root.isConnected) { existing.setData([xs, ys]); return; }
-      var opts = { width: width, height: 180, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
-      var chart = new uPlot(opts, [xs, ys], box);
-      charts.set(name, chart);
+      var chart = charts.get(name);
+      if (chart && chart.root.isConnected) chart.setData([xs, ys]);
+      else {
+        var opts = { width: width, height: 180, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
+        chart = new uPlot(opts, [xs, ys], box);
+        charts.set(name, chart);
+      }
+      // One point (no fill yet) still gets a readable hour either side.
+      if (xs.length === 1) chart.setScale('x', { min: xs[0] - 3600, max: xs[0] + 3600 });
     });
   }
 
@@ -156,7 +163,7 @@ export const DASHBOARD_SCRIPT = String.raw`
 
   function feedLine(kind, data) {
     var li = el('li', kind);
-    if (kind === 'fill') li.textContent = time(data.at) + '  ' + data.strategy + ': ' + data.side + ' ' + Number(data.quantity).toPrecision(6) + ' ' + data.instrument + ' at ' + Number(data.price).toPrecision(6);
+    if (kind === 'fill') li.textContent = time(data.at) + '  ' + data.strategy + ': ' + data.side + ' ' + Number(data.quantity).toPrecision(6) + ' ' + (data.label || data.instrument) + ' at ' + Number(data.price).toPrecision(6);
     else li.textContent = time(data.detectedAt) + '  #' + data.seq + ' ' + data.type + ' ' + data.indexId + (data.payload && data.payload.rebalanceId ? ' ' + data.payload.rebalanceId : '');
     var feed = $('feed');
     feed.insertBefore(li, feed.firstChild);
@@ -203,6 +210,8 @@ export const DASHBOARD_SCRIPT = String.raw`
             var parsed = JSON.parse(data);
             if (kind === 'event') lastSeq = Math.max(lastSeq, parsed.seq);
             feedLine(kind, parsed);
+            // A fill changes a strategy's book: show it now rather than at the next refresh.
+            if (kind === 'fill' && !pending) pending = setTimeout(function () { pending = undefined; refresh(); }, 500);
           }
           return pump();
         });

@@ -4,6 +4,7 @@ import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
+import { instrumentLabel } from './queries.ts';
 import { type BotControl, HttpServer } from './server.ts';
 import { EventStream } from './stream.ts';
 import { TelegramCommands } from './telegram.ts';
@@ -25,6 +26,7 @@ export class RemoteFaces {
   private readonly stream: EventStream | undefined;
   private server: HttpServer | undefined;
   private telegram: TelegramCommands[] = [];
+  private control: BotControl | undefined;
 
   constructor(
     private readonly config: Config,
@@ -49,7 +51,8 @@ export class RemoteFaces {
 
   onFill(strategy: string, fill: Fill): void {
     this.metrics?.onFill(strategy, fill);
-    this.stream?.fill(strategy, fill);
+    const store = this.control?.store;
+    this.stream?.fill(strategy, fill, store ? instrumentLabel(store, fill.instrument) : fill.instrument);
   }
 
   onAlertAttempt(sink: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
@@ -57,6 +60,7 @@ export class RemoteFaces {
   }
 
   async start(control: BotControl): Promise<void> {
+    this.control = control;
     const log = this.logger.child({ component: 'http' });
     const { http } = this.config;
     if (http && this.metrics && this.stream) {

@@ -106,6 +106,11 @@ export class HttpServer {
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Content-Security-Policy', API_CSP);
     try {
+      if (url.pathname === '/favicon.ico') {
+        route = '/favicon.ico';
+        res.writeHead(204).end();
+        return;
+      }
       if (url.pathname === '/healthz') {
         route = '/healthz';
         return json(res, 200, { ok: true });

@@ -40,8 +40,9 @@ export class EventStream {
     for (const e of events) this.broadcast(eventMessage(e));
   }
 
-  fill(strategy: string, fill: Fill): void {
-    this.broadcast(`event: fill\ndata: ${JSON.stringify({ strategy, ...fill })}\n\n`);
+  /** `label` names the instrument for people (a token's symbol). */
+  fill(strategy: string, fill: Fill, label: string): void {
+    this.broadcast(`event: fill\ndata: ${JSON.stringify({ strategy, label, ...fill })}\n\n`);
   }
 
   close(): void {

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { runCli, sandboxConfig } from '../helpers/daemon.ts';
+import { type HttpDaemon, get, post, startHttpDaemon } from '../helpers/http-daemon.ts';
+import { testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const TOKEN = 'a-long-enough-test-token-0123456789';
+let sb: Sandbox;
+let d: HttpDaemon;
+
+beforeAll(async () => {
+  sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
+  // Off loopback (every address), with the token from the environment.
+  d = await startHttpDaemon(sb, { http: { token: 'env:BOT_HTTP_TOKEN' } }, { BOT_HTTP_TOKEN: TOKEN }, '0.0.0.0:0');
+}, 60_000);
+afterAll(async () => {
+  expect(await d.stop()).toBe(0);
+  sb.close();
+});
+
+describe('the HTTP face with a token', () => {
+  it('refuses to listen off loopback without a token, naming what to set (exit 78)', async () => {
+    const db = tempDbPath();
+    const r = await runCli(['run', '--config', sandboxConfig(sb, db, {}), '--http', '0.0.0.0:0'], { INDEXBOT_API_KEY: sb.keys.premium });
+    expect(r.status).toBe(78);
+    expect(r.stderr).toMatch(/^indexbot: http address 0\.0\.0\.0:0 is not loopback: set http\.token in .*indexbot\.json \(or bind 127\.0\.0\.1\)/m);
+    const short = await runCli(['run', '--config', sandboxConfig(sb, db, { http: { token: 'short' } }), '--http', '0.0.0.0:0'], { INDEXBOT_API_KEY: sb.keys.premium });
+    expect(short.status).toBe(78);
+    expect(short.stderr).toMatch(/http\.token: expected at least 16 characters, got 5/);
+    expect(short.stderr).not.toContain('short');
+  }, 60_000);
+
+  it('requires the token on every route but /healthz; a wrong one is 401', async () => {
+    const url = d.url.replace('0.0.0.0', '127.0.0.1');
+    expect((await get(`${url}/healthz`)).status).toBe(200);
+    for (const path of ['/readyz', '/metrics', '/api/v1/status', '/api/v1/events', '/api/v1/strategies', '/api/v1/stream']) {
+      for (const token of [undefined, 'wrong', TOKEN.slice(0, -1), `${TOKEN}x`, TOKEN.toUpperCase()]) {
+        const res = await get(`${url}${path}`, token);
+        expect(res.status, `${path} with ${token}`).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="indexbot"');
+      }
+      const ok = await get(`${url}${path}`, TOKEN);
+      expect(ok.status, path).toBe(200);
+      await ok.body?.cancel();
+    }
+    expect((await post(`${url}/api/v1/strategies/rebalance-alert/pause`)).status).toBe(401);
+    expect((await post(`${url}/api/v1/strategies/rebalance-alert/pause`, 'wrong')).status).toBe(401);
+    const paused = await post(`${url}/api/v1/strategies/rebalance-alert/pause`, TOKEN);
+    expect(await paused.json()).toMatchObject({ paused: true, changed: true });
+    // The token holder is still refused from another site's page.
+    expect((await post(`${url}/api/v1/strategies/rebalance-alert/resume`, TOKEN, { Origin: 'http://evil.example' })).status).toBe(403);
+    // The page itself holds no data, so a browser can load it and then ask for the token.
+    const page = await get(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(d.daemon.output()).not.toContain(TOKEN);
+  });
+});

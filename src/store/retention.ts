@@ -5,7 +5,7 @@ import type { SnapshotStore } from './snapshot-store.ts';
 
 export interface RetentionOptions {
   store: SnapshotStore;
-  /** Snapshots and finished outbox rows older than this many days are deleted. */
+  /** Snapshots, finished outbox rows, performance points and passed performance events older than this many days are deleted. */
   days: number;
   /** @default 3600000 (hourly) */
   everyMs?: number;
@@ -17,11 +17,20 @@ export interface RetentionOptions {
   logger?: Logger;
 }
 
+/** Rows deleted by one pass, by kind. */
+export interface RetentionPass {
+  snapshots: number;
+  outbox: number;
+  performanceEvents: number;
+  performancePoints: number;
+}
+
 /**
  * Keeps a bot that runs for months within a small disk: raw snapshots (and the composition
- * rows they hold) and finished outbox rows past the retention age are deleted in small
- * batches, and SQLite reuses the freed pages, so the file stops growing. Events, rebalances,
- * history, fills and strategy alerts are kept.
+ * rows they hold), finished outbox rows, performance points and the `performance.updated`
+ * events every consumer has passed are deleted past the retention age, in small batches,
+ * and SQLite reuses the freed pages, so the file stops growing. Rebalance and index events,
+ * rebalances, history, fills and strategy alerts are kept.
  */
 export class RetentionJob {
   private readonly everyMs: number;
@@ -54,12 +63,15 @@ export class RetentionJob {
   }
 
   /** One pass; returns what it deleted. */
-  async runOnce(): Promise<{ snapshots: number; outbox: number }> {
+  async runOnce(): Promise<RetentionPass> {
     const cutoff = this.clock.now() - this.o.days * 86_400_000;
-    const done = { snapshots: 0, outbox: 0 };
+    const { store } = this.o;
+    const done: RetentionPass = { snapshots: 0, outbox: 0, performanceEvents: 0, performancePoints: 0 };
     for (const [key, prune] of [
-      ['snapshots', (n: number) => this.o.store.pruneSnapshots(cutoff, n)],
-      ['outbox', (n: number) => this.o.store.pruneOutbox(cutoff, n)],
+      ['snapshots', (n: number) => store.pruneSnapshots(cutoff, n)],
+      ['outbox', (n: number) => store.pruneOutbox(cutoff, n)],
+      ['performanceEvents', (n: number) => store.prunePerformanceEvents(cutoff, n)],
+      ['performancePoints', (n: number) => store.prunePerformancePoints(cutoff, n)],
     ] as const) {
       for (let n = this.batch; n === this.batch && !this.stopped; ) {
         n = prune(this.batch);
@@ -67,7 +79,7 @@ export class RetentionJob {
         await yieldToLoop();
       }
     }
-    if (done.snapshots + done.outbox > 0) this.log.info({ ...done, olderThanDays: this.o.days }, 'pruned old snapshots and alert rows');
+    if (Object.values(done).some((n) => n > 0)) this.log.info({ ...done, olderThanDays: this.o.days }, 'pruned old snapshots, alert rows and performance data');
     return done;
   }
 

@@ -359,6 +359,20 @@ export class SnapshotStore implements TokenStore {
     return this.s.pruneOutbox.run(cutoff, limit).changes;
   }
 
+  /**
+   * Deletes up to `limit` `performance.updated` events detected before `cutoff` that every
+   * consumer's cursor has passed and nothing still needs (a parked event, an alert owed).
+   * Rebalance and index events are kept: they are the bot's record.
+   */
+  prunePerformanceEvents(cutoff: number, limit: number): number {
+    return this.s.prunePerformanceEvents.run({ cutoff, limit }).changes;
+  }
+
+  /** Deletes up to `limit` performance points older than `cutoff`, never an index's newest (its NAV now). */
+  prunePerformancePoints(cutoff: number, limit: number): number {
+    return this.s.prunePerformancePoints.run(cutoff, limit).changes;
+  }
+
   // --- consumer cursors ---
 
   cursor(consumer: string): number {
@@ -469,6 +483,23 @@ function prepare(db: Database.Database) {
          ORDER BY id LIMIT ?)`,
     ),
     pruneOutbox: db.prepare("DELETE FROM alert_outbox WHERE rowid IN (SELECT rowid FROM alert_outbox WHERE status != 'pending' AND finished_at < ? LIMIT ?)"),
+    // The cursors that count are those in the event log: a sink's cursor in the strategy
+    // alerts (alerts/dispatcher.ts, strategyAlertConsumer) counts alert ids, not seqs. With
+    // no consumer at all, every event has been passed.
+    prunePerformanceEvents: db.prepare(
+      `DELETE FROM events WHERE seq IN (
+         SELECT seq FROM events WHERE type = 'performance.updated' AND detected_at < @cutoff
+           AND seq <= (SELECT COALESCE(MIN(seq), (SELECT MAX(seq) FROM events)) FROM cursors WHERE consumer NOT LIKE 'alert:%:strategy-alerts')
+           AND seq NOT IN (SELECT seq FROM parked_events)
+           AND seq NOT IN (SELECT seq FROM alert_outbox WHERE status = 'pending')
+         ORDER BY seq LIMIT @limit)`,
+    ),
+    prunePerformancePoints: db.prepare(
+      `DELETE FROM performance_points WHERE rowid IN (
+         SELECT rowid FROM performance_points p WHERE as_of < ?
+           AND as_of < (SELECT MAX(as_of) FROM performance_points x WHERE x.index_id = p.index_id)
+         LIMIT ?)`,
+    ),
     lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
     insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     snapshotRaw: db.prepare('SELECT raw FROM snapshots WHERE id = ?'),

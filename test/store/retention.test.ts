@@ -67,8 +67,67 @@ describe('RetentionJob', () => {
     expect(done.outbox).toBe(1);
     expect(store.outbox.summary()[0]).toMatchObject({ delivered: 0, givenUp: 1, pending: 1 });
     expect(store.eventsAfter(0, 10)).toHaveLength(3);
-    expect(lines.join('\n')).toContain('pruned old snapshots and alert rows');
-    expect(await job.runOnce()).toEqual({ snapshots: 0, outbox: 0 });
+    expect(lines.join('\n')).toContain('pruned old snapshots, alert rows and performance data');
+    expect(await job.runOnce()).toEqual({ snapshots: 0, outbox: 0, performanceEvents: 0, performancePoints: 0 });
+    expect(store.integrityCheck()).toBe('ok');
+    store.close();
+  });
+
+  it('deletes performance events every consumer has passed and old performance points; keeps rebalance events, and what is still owed', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const HOUR = 3_600_000;
+    // 40 days: a performance event and point per index every hour, a rebalance announced every day.
+    store.transaction(() => {
+      for (let t = NOW - 40 * DAY; t < NOW; t += HOUR) {
+        for (const indexId of ['sindex', 'mindex']) {
+          store.appendEvents([{ id: `performance.updated:${indexId}:${t}`, type: 'performance.updated', indexId, occurredAt: t, detectedAt: t, payload: {} } as never]);
+          store.insertPerformance(null as never, { index_id: indexId, as_of: new Date(t).toISOString(), nav: 1, returns: {} } as never);
+        }
+        if (t % DAY === 0) store.appendEvents([{ id: `rebalance.announced:sindex:${t}`, type: 'rebalance.announced', indexId: 'sindex', occurredAt: t, detectedAt: t, payload: {} } as never]);
+      }
+      // An index delisted long ago: its last point is its NAV now.
+      store.insertPerformance(null as never, { index_id: 'gone', as_of: new Date(NOW - 90 * DAY).toISOString(), nav: 3, returns: {} } as never);
+    });
+    const seqAt = (t: number) => store.eventsAfter(0, 100_000).find((e) => e.detectedAt >= t)!.seq;
+    const all = store.eventsAfter(0, 100_000);
+    // A strategy has read up to 35 days ago; the sinks are further on; a sink's cursor in the
+    // strategy alerts (an alert id, not a seq) and a strategy's parked event hold nothing back
+    // but the parked event itself; an alert still owed keeps its event.
+    store.setCursor('strategy:slow', seqAt(NOW - 35 * DAY), NOW);
+    store.setCursor('alert:hook', seqAt(NOW - 2 * DAY), NOW);
+    store.setCursor('alert:hook:strategy-alerts', 1, NOW);
+    const parked = all.find((e) => e.type === 'performance.updated' && e.detectedAt === NOW - 38 * DAY)!;
+    store.strategies.park({ strategy: 'slow', seq: parked.seq, eventId: parked.id, attempts: 3, error: 'x', parkedAt: NOW });
+    const owed = all.find((e) => e.type === 'performance.updated' && e.detectedAt === NOW - 37 * DAY)!;
+    store.outbox.enqueue('hook', owed.id, owed.seq, NOW);
+
+    const job = new RetentionJob({ store, days: 30, batch: 50, clock: new ManualClock(NOW) });
+    const perfEvents = () => store.eventsAfter(0, 100_000).filter((e) => e.type === 'performance.updated');
+    const first = await job.runOnce();
+    // Only what the slow strategy has passed: up to 35 days ago, but for the parked and the owed.
+    expect(
+      perfEvents()
+        .filter((e) => e.detectedAt < NOW - 35 * DAY)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([owed.id, parked.id].sort());
+    expect(first.performanceEvents).toBe(2 * 5 * 24 + 1 - 2);
+    // Once it has read everything, the age decides.
+    store.setCursor('strategy:slow', store.lastEventSeq(), NOW);
+    await job.runOnce();
+    expect(
+      Math.min(
+        ...perfEvents()
+          .filter((e) => e !== undefined && e.id !== owed.id && e.id !== parked.id)
+          .map((e) => e.detectedAt),
+      ),
+    ).toBe(NOW - 30 * DAY);
+    expect(store.eventCounts()['rebalance.announced']).toBe(40);
+
+    const points = (indexId: string) => count(store, `SELECT COUNT(*) AS n FROM performance_points WHERE index_id = '${indexId}'`);
+    expect(points('sindex')).toBe(30 * 24);
+    expect(points('mindex')).toBe(30 * 24);
+    expect(store.navAt('gone', NOW)).toEqual({ nav: 3, asOf: NOW - 90 * DAY });
     expect(store.integrityCheck()).toBe('ok');
     store.close();
   });
@@ -82,6 +141,8 @@ describe('RetentionJob', () => {
     await clock.advance(0);
     // Each pass yields to the event loop between batches: wait for it, not for a tick count.
     await vi.waitFor(() => expect(oldest()).toBe(NOW - 35 * DAY));
+    // The pass goes on to the other tables; the next is scheduled when it ends.
+    await vi.waitFor(() => expect(clock.pending).toBe(1));
     await clock.advance(DAY - 1);
     expect(oldest()).toBe(NOW - 35 * DAY);
     await clock.advance(1);

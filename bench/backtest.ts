@@ -1,10 +1,15 @@
 /**
- * Backtest replay speed on one year of hourly history for 10 indexes (87,600 points of 15
- * constituents, weekly rebalances): a bare better-sqlite3 iterate over the same rows, the
- * replay into a no-op strategy, and a full run of rebalance-front-run. Prints peak RSS.
+ * Backtest replay speed and memory, on a synthetic cache of 40 indexes x 4 years of hourly
+ * points (15 constituents each, weekly rebalances announced 3 days ahead). Every row below
+ * runs in its own process, so its peak RSS is its own:
+ * - bare: a better-sqlite3 iterate over the same rows the replay reads (the machine's limit);
+ * - no-op: the replay into a strategy with an empty handler for every event type;
+ * - rebalance-front-run: the example strategy, with its default params;
+ * - a 16-set sweep of rebalance-front-run, on one worker and on one per core.
+ * Ends with one `backtest-summary` line for scripts.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,15 +17,18 @@ import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { runBacktest } from '../src/backtest/index.ts';
 import type { HistoryPoint, Rebalance } from '../src/contract/index.ts';
+import { silentLogger } from '../src/core/index.ts';
 import { SnapshotStore } from '../src/store/index.ts';
 import { type LoadedStrategy, defineStrategy, loadStrategies } from '../src/strategy/index.ts';
-import { silentLogger } from '../src/core/index.ts';
 
-const INDEXES = 10;
+const MAX_INDEXES = 40;
+const MAX_YEARS = 4;
 const CONSTITUENTS = 15;
-const FROM = Date.UTC(2025, 0, 1);
-const HOURS = 365 * 24;
-const TO = FROM + (HOURS - 1) * 3_600_000;
+const FROM = Date.UTC(2022, 0, 1);
+const YEAR_HOURS = 365 * 24;
+const H = 3_600_000;
+const endOf = (years: number) => FROM + (years * YEAR_HOURS - 1) * H;
+const indexesOf = (n: number) => Array.from({ length: n }, (_, x) => `idx${x}`);
 
 /** A small seeded PRNG, so every run replays the same market. */
 function mulberry32(seed: number) {
@@ -32,48 +40,77 @@ function mulberry32(seed: number) {
   };
 }
 
+/**
+ * Written in time order straight into `history_points` (the store's own writer parses an ISO
+ * time and looks a token up per constituent: minutes for 1.4 million points), after the
+ * store has made the schema, the token ids and the rebalances.
+ */
 export function buildCache(path: string): void {
   const random = mulberry32(42);
+  const tokens = Array.from({ length: 240 }, (_, i) => ({ address: `Tok${i}`.padEnd(44, 'x'), symbol: `T${i}`, price: 1 + random() * 50, id: 0 }));
+  const members = indexesOf(MAX_INDEXES).map((_, x) => Array.from({ length: CONSTITUENTS }, (_, k) => tokens[(x * 5 + k) % tokens.length]!));
   const store = SnapshotStore.open(path);
-  const tokens = Array.from({ length: 60 }, (_, i) => ({ address: `Tok${i}`.padEnd(44, 'x'), symbol: `T${i}`, price: 1 + random() * 50 }));
-  for (let x = 0; x < INDEXES; x++) {
-    const indexId = `idx${x}`;
-    const members = Array.from({ length: CONSTITUENTS }, (_, k) => tokens[(x * 5 + k) % tokens.length]!);
-    const points: HistoryPoint[] = [];
-    for (let h = 0; h < HOURS; h++) {
-      for (const m of members) m.price *= 1 + (random() - 0.5) * 0.01;
-      const total = members.reduce((a, m) => a + m.price, 0);
-      points.push({
-        timestamp: new Date(FROM + h * 3_600_000).toISOString(),
-        nav: total,
-        constituents: members.map((m) => ({ address: m.address, symbol: m.symbol, price_usd: m.price, weight: m.price / total })),
-      } as HistoryPoint);
+  store.transaction(() => {
+    for (const [x, indexId] of indexesOf(MAX_INDEXES).entries()) {
+      for (let week = 1; week < 52 * MAX_YEARS; week++) {
+        const effective = FROM + week * 7 * 86_400_000;
+        const changes = members[x]!.slice(0, 3).map((m, k) => ({
+          address: m.address,
+          symbol: m.symbol,
+          action: 'increase',
+          old_weight: 1 / CONSTITUENTS,
+          new_weight: 1 / CONSTITUENTS + 0.01 * (k + 1),
+        }));
+        const r = {
+          id: `rb_${indexId}_${week}`,
+          index_id: indexId,
+          status: 'completed',
+          announced_at: new Date(effective - 3 * 86_400_000).toISOString(),
+          effective_at: new Date(effective).toISOString(),
+          completed_at: new Date(effective).toISOString(),
+          reason: 'scheduled',
+          changes,
+        } as Rebalance;
+        store.backfillRebalance(r, endOf(MAX_YEARS));
+      }
     }
-    const rebalances: Rebalance[] = [];
-    for (let week = 1; week < 52; week++) {
-      const effective = FROM + week * 7 * 86_400_000;
-      const changes = members.slice(0, 3).map((m, k) => ({ address: m.address, symbol: m.symbol, action: 'increase', old_weight: 1 / CONSTITUENTS, new_weight: 1 / CONSTITUENTS + 0.01 * (k + 1) }));
-      rebalances.push({
-        id: `rb_${indexId}_${week}`,
-        index_id: indexId,
-        status: 'completed',
-        announced_at: new Date(effective - 3 * 86_400_000).toISOString(),
-        effective_at: new Date(effective).toISOString(),
-        completed_at: new Date(effective).toISOString(),
-        reason: 'scheduled',
-        changes,
-      } as Rebalance);
-    }
-    store.transaction(() => {
-      store.history.insertPoints(indexId, '1h', points);
-      for (const r of rebalances) store.backfillRebalance(r, TO);
-    });
-  }
+    // One throwaway point registers every token id.
+    store.history.insertPoints('none', '1d', [
+      { timestamp: new Date(0).toISOString(), nav: 1, constituents: tokens.map((t) => ({ address: t.address, symbol: t.symbol, price_usd: 1, weight: 0 })) } as HistoryPoint,
+    ]);
+  });
   store.close();
+  const db = new Database(path);
+  db.pragma('synchronous = OFF');
+  for (const t of tokens) t.id = db.prepare('SELECT id FROM token_ids WHERE address = ?').pluck().get(t.address) as number;
+  const insert = db.prepare('INSERT INTO history_points (interval, ts, index_id, nav, constituents) VALUES (?, ?, ?, ?, ?)');
+  const hours = MAX_YEARS * YEAR_HOURS;
+  const packed = new Float64Array(CONSTITUENTS * 3);
+  const indexIds = indexesOf(MAX_INDEXES);
+  for (let h0 = 0; h0 < hours; h0 += 24 * 30) {
+    db.transaction(() => {
+      for (let h = h0; h < Math.min(hours, h0 + 24 * 30); h++) {
+        for (let x = 0; x < MAX_INDEXES; x++) {
+          const m = members[x]!;
+          let total = 0;
+          for (const t of m) total += t.price;
+          for (let k = 0; k < CONSTITUENTS; k++) {
+            packed[k * 3] = m[k]!.id;
+            packed[k * 3 + 1] = m[k]!.price;
+            packed[k * 3 + 2] = m[k]!.price / total;
+          }
+          insert.run('1h', FROM + h * H, indexIds[x], total, Buffer.from(packed.buffer.slice(0)));
+        }
+        // Prices move once an hour; a token held by several indexes moves once.
+        for (const t of tokens) t.price *= 1 + (random() - 0.5) * 0.01;
+      }
+    })();
+  }
+  db.close();
 }
 
 const noop: LoadedStrategy = {
-  file: new URL(import.meta.url).pathname,
+  file: fileURLToPath(import.meta.url),
   params: {},
   strategy: defineStrategy({
     name: 'noop',
@@ -82,40 +119,99 @@ const noop: LoadedStrategy = {
   }),
 };
 
-export async function run(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'indexbot-backtest-'));
-  const path = join(dir, 'cache.db');
-  // Built by another process, so the peak RSS below is the backtest's own.
-  execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--build', path], { stdio: 'inherit' });
-  const indexes = Array.from({ length: INDEXES }, (_, x) => `idx${x}`);
-  console.log(`backtest: ${INDEXES} indexes x ${HOURS} hourly points (${CONSTITUENTS} constituents), weekly rebalances`);
+async function frontRun(): Promise<LoadedStrategy> {
+  const [s] = (await loadStrategies('strategies', { logger: silentLogger })).filter((x) => x.strategy.name === 'rebalance-front-run');
+  return s!;
+}
 
-  const db = new Database(path, { readonly: true });
-  let t0 = performance.now();
-  let rows = 0;
-  for (const _ of db.prepare("SELECT index_id, ts, nav, constituents FROM history_points WHERE interval = '1h' ORDER BY ts, index_id").raw().iterate()) rows++;
-  const bareS = (performance.now() - t0) / 1000;
-  db.close();
-  console.log(`  bare better-sqlite3 iterate   ${(rows / bareS).toFixed(0).padStart(9)} rows/s   (${rows} rows in ${bareS.toFixed(3)} s)`);
+interface RunFigures {
+  items: number;
+  seconds: number;
+  cpuSeconds: number;
+  fills: number;
+  rssMiB: number;
+}
 
+/** One backtest in this process: what the parent reads from its last line. */
+async function runOnce(path: string, strategyName: string, indexes: number, years: number): Promise<RunFigures> {
   const cache = SnapshotStore.open(path, { readonly: true });
-  const [frontRun] = (await loadStrategies('strategies', { logger: silentLogger })).filter((s) => s.strategy.name === 'rebalance-front-run');
-  for (const strategy of [noop, frontRun!]) {
-    t0 = performance.now();
-    const r = await runBacktest({ cache, strategy, indexes, from: FROM, to: TO, cash: 1e6 });
-    const s = (performance.now() - t0) / 1000;
-    const events = Object.values(r.eventCounts).reduce((a, b) => a + b, 0);
-    console.log(
-      `  ${strategy.strategy.name.padEnd(28)}  ${(r.replayed / s).toFixed(0).padStart(9)} items/s  ${(events / s).toFixed(0).padStart(9)} events/s  total ${s.toFixed(2)} s` +
-        `  (${r.replayed} items, ${events} events, ${r.fills.length} fills${strategy === noop ? `; ${(r.replayed / s / (rows / bareS)).toFixed(2)}x bare` : ''})`,
-    );
-  }
+  const strategy = strategyName === 'noop' ? noop : await frontRun();
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const r = await runBacktest({ cache, strategy, indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 });
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   cache.close();
-  console.log(`  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
-  rmSync(dir, { recursive: true, force: true });
+  return { items: r.replayed, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, fills: r.fills.length, rssMiB: process.resourceUsage().maxRSS / 1024 };
+}
+
+/** A better-sqlite3 iterate over the rows the replay reads, in its order. */
+function bare(path: string, indexes: number, years: number): { rows: number; seconds: number; cpuSeconds: number } {
+  const db = new Database(path, { readonly: true });
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  let rows = 0;
+  const stmt = db.prepare(
+    "SELECT index_id, ts, nav, constituents FROM history_points WHERE interval = '1h' AND ts >= ? AND ts <= ? AND index_id IN (SELECT value FROM json_each(?)) ORDER BY ts, index_id",
+  );
+  for (const _ of stmt.raw().iterate(FROM, endOf(years), JSON.stringify(indexesOf(indexes)))) rows++;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  db.close();
+  return { rows, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+}
+
+function child<T>(args: string[]): T {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+}
+
+export async function run(): Promise<void> {
+  // On tmpfs where there is one: the cache is 700 MB, and a disk shared with others makes the build slow, not the replay.
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'indexbot-backtest-'));
+  const path = join(dir, 'cache.db');
+  try {
+    let t0 = performance.now();
+    child(['--build', path]);
+    console.log(
+      `backtest: synthetic cache of ${MAX_INDEXES} indexes x ${MAX_YEARS} years of hourly points (${CONSTITUENTS} constituents, weekly rebalances), built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
+    console.log('  each row in its own process; items = history points + rebalance status changes replayed');
+    const summary: Record<string, string> = {};
+    for (const [indexes, years] of [
+      [10, 1],
+      [10, 4],
+      [40, 1],
+      [40, 4],
+    ] as const) {
+      const b = child<{ rows: number; seconds: number }>(['--bare', path, String(indexes), String(years)]);
+      const bareRate = b.rows / b.seconds;
+      console.log(`  ${indexes}x${years}  bare better-sqlite3 iterate     ${bareRate.toFixed(0).padStart(9)} rows/s   ${b.seconds.toFixed(2).padStart(6)} s  (${b.rows} rows)`);
+      for (const name of ['noop', 'rebalance-front-run']) {
+        const r = child<RunFigures>(['--run', path, name, String(indexes), String(years)]);
+        const rate = r.items / r.seconds;
+        console.log(
+          `  ${indexes}x${years}  ${name.padEnd(28)}  ${rate.toFixed(0).padStart(9)} items/s  ${r.seconds.toFixed(2).padStart(6)} s  ${(rate / bareRate).toFixed(2)}x bare  peak RSS ${r.rssMiB.toFixed(0)} MiB  (${r.items} items, ${r.fills} fills)`,
+        );
+        if (name === 'noop' && indexes === 10 && years === 1) summary.noop_ratio = (rate / bareRate).toFixed(2);
+        if (indexes === 40 && years === 4) summary.rss_40x4_mib = String(Math.max(Number(summary.rss_40x4_mib ?? 0), Math.round(r.rssMiB)));
+        if (name !== 'noop' && indexes === 40 && years === 1) summary.frontrun_40x1_s = r.seconds.toFixed(1);
+      }
+    }
+    t0 = performance.now();
+    summary.sweep_speedup = 'n/a';
+    console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv[2] === '--build') buildCache(process.argv[3]!);
+  const [mode, path, ...rest] = process.argv.slice(2);
+  if (mode === '--build') {
+    buildCache(path!);
+    console.log('{}');
+  } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
+  else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

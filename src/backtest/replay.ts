@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type Composition, type HistoryInterval, INTERVAL_MS, type Performance, type Rebalance } from '../contract/index.ts';
+import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import { type CompositionState, type IndexbotEvent, type NewEvent, type RebalanceStates, detectComposition, detectPerformance, detectRebalancing, stableHash } from '../detect/index.ts';
-import { type HistoryRow, SnapshotStore, type TimeRange, findGaps, packedValues } from '../store/index.ts';
-import { type EventLog, type LoadedStrategy, type MarketQueries, type Rejection, StrategyRuntime, parseInstrument } from '../strategy/index.ts';
+import { stableHash } from '../detect/index.ts';
+import { SnapshotStore, type TimeRange, findGaps } from '../store/index.ts';
+import { type LoadedStrategy, type Rejection, StrategyRuntime } from '../strategy/index.ts';
+import { MemoryEventLog } from './event-log.ts';
+import { ReplayMarket } from './replay-market.ts';
 import { DailyCloses } from './series.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
 
@@ -109,7 +111,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const ledger = SnapshotStore.open(':memory:');
   const log = new MemoryEventLog();
   const tokens = o.cache.history.tokens();
-  const market = new ReplayMarket(o.cache, tokens);
+  const market = new ReplayMarket(o.cache, tokens, settings.driftThreshold);
   const fills: BacktestResult['fills'] = [];
   const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
@@ -132,8 +134,6 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
 
   try {
     const transitions = o.cache.rebalanceTransitions(settings.indexes, o.to);
-    const effectiveAt = new Map(transitions.map((t) => [t.record.id, Date.parse(t.record.effective_at)]));
-    const detector = new ReplayDetector(settings.driftThreshold, (id) => effectiveAt.get(id));
 
     // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
     const atStart = new Map<string, Rebalance>();
@@ -141,11 +141,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     for (; next < transitions.length && transitions[next]!.at <= o.from; next++) {
       const t = transitions[next]!;
       atStart.set(t.record.id, asObserved(t.record, t.status));
-      if (t.status === 'completed') detector.completed(t.record);
+      if (t.status === 'completed') market.completed(t.record);
     }
     for (const indexId of settings.indexes) {
       log.append(
-        detector.feed(
+        market.feed(
           indexId,
           [...atStart.values()].filter((r) => r.index_id === indexId),
           o.from,
@@ -171,10 +171,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       }
     };
     const moveTo = async (t: number) => {
-      if (t !== groupAt) {
-        await closeGroup();
-        equity.advance(t, bookValue);
-      }
+      await closeGroup();
+      equity.advance(t, bookValue);
       groupAt = t;
       simNow = t;
     };
@@ -183,17 +181,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       // A status change at the same time as a point comes first: the point already shows its result.
       while (next < transitions.length && transitions[next]!.at <= row.ts) {
         const t = transitions[next++]!;
-        await moveTo(t.at);
-        if (t.status === 'completed') detector.completed(t.record);
-        log.append(detector.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
+        if (t.at !== groupAt) await moveTo(t.at);
+        if (t.status === 'completed') market.completed(t.record);
+        log.append(market.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
         done++;
       }
-      await moveTo(row.ts);
+      if (row.ts !== groupAt) await moveTo(row.ts);
       const closes = navs.get(row.indexId)!;
       if (closes.started) closes.advance(row.ts, (t) => ({ t, value: market.navAt(row.indexId)!.nav }));
       else closes.start({ t: row.ts, value: row.nav });
-      const composition = market.apply(row, detector.targetsOf(row.indexId));
-      log.append(detector.point(row, composition));
+      log.append(market.point(row));
       done++;
     }
     await closeGroup();
@@ -255,129 +252,6 @@ function asObserved(r: Rebalance, status: string): Rebalance {
   return status === r.status ? r : { ...r, status: status as Rebalance['status'], completed_at: status === 'completed' ? r.completed_at : null };
 }
 
-/** The live detectors, with their state in memory instead of the store. */
-class ReplayDetector {
-  private readonly compositions = new Map<string, CompositionState>();
-  private readonly performances = new Map<string, Performance>();
-  private readonly feeds = new Map<string, RebalanceStates>();
-  /** Target weights and rebalance id per index: the first point's weights, then each completed rebalance's. */
-  private readonly targets = new Map<string, { rebalanceId: string | null; weights: Map<string, number> | undefined }>();
-
-  constructor(
-    private readonly driftThreshold: number,
-    private readonly effectiveAtOf: (rebalanceId: string) => number | undefined,
-  ) {}
-
-  targetsOf(indexId: string): { rebalanceId: string | null; weights: Map<string, number> | undefined } {
-    let t = this.targets.get(indexId);
-    if (!t) this.targets.set(indexId, (t = { rebalanceId: null, weights: undefined }));
-    return t;
-  }
-
-  completed(r: Rebalance): void {
-    const t = this.targetsOf(r.index_id);
-    const weights = new Map(t.weights);
-    for (const c of r.changes) {
-      if (c.new_weight > 0) weights.set(c.address, c.new_weight);
-      else weights.delete(c.address);
-    }
-    t.weights = weights;
-    t.rebalanceId = r.id;
-  }
-
-  feed(indexId: string, records: Rebalance[], at: number): NewEvent[] {
-    const { state, events } = detectRebalancing(indexId, this.feeds.get(indexId), records, at);
-    this.feeds.set(indexId, state);
-    return events;
-  }
-
-  point(row: HistoryRow, composition: Composition): NewEvent[] {
-    const c = detectComposition(row.indexId, this.compositions.get(row.indexId), composition, this.driftThreshold, row.ts, this.effectiveAtOf);
-    this.compositions.set(row.indexId, c.state);
-    const perf: Performance = { index_id: row.indexId, as_of: composition.as_of, nav: row.nav, returns: {} } as Performance;
-    const p = detectPerformance(row.indexId, this.performances.get(row.indexId), perf, row.ts);
-    this.performances.set(row.indexId, perf);
-    return c.events.length === 0 ? p : [...c.events, ...p];
-  }
-}
-
-type MarketComposition = NonNullable<ReturnType<MarketQueries['compositionAt']>>;
-
-/** What the market looks like at the simulated now: built only from points already replayed. */
-class ReplayMarket implements MarketQueries {
-  private readonly navs = new Map<string, { nav: number; asOf: number }>();
-  /** Latest price and its time by token id: typed arrays, as every replayed point writes 15 of them. */
-  private readonly prices: Float64Array;
-  private readonly pricedAt: Float64Array;
-  private readonly idOf: Map<string, number>;
-  private readonly compositions = new Map<string, Composition>();
-
-  constructor(
-    private readonly cache: SnapshotStore,
-    private readonly tokens: Map<number, { address: string; symbol: string }>,
-  ) {
-    const size = Math.max(0, ...tokens.keys()) + 1;
-    this.prices = new Float64Array(size).fill(Number.NaN);
-    this.pricedAt = new Float64Array(size);
-    this.idOf = new Map([...tokens].map(([id, t]) => [t.address, id]));
-  }
-
-  /** Takes in one history point; returns it as the composition snapshot a live poll would have seen. */
-  apply(row: HistoryRow, targets: { rebalanceId: string | null; weights: Map<string, number> | undefined }): Composition {
-    this.navs.set(row.indexId, { nav: row.nav, asOf: row.ts });
-    const v = packedValues(row.packed);
-    const n = v.length / 3;
-    const constituents: Composition['constituents'] = new Array(n);
-    const first = targets.weights === undefined;
-    const weights = (targets.weights ??= new Map());
-    for (let i = 0; i < n; i++) {
-      const id = v[i * 3]!;
-      const token = this.tokens.get(id)!;
-      const priceUsd = v[i * 3 + 1]!;
-      const weight = v[i * 3 + 2]!;
-      if (first) weights.set(token.address, weight);
-      this.prices[id] = priceUsd;
-      this.pricedAt[id] = row.ts;
-      constituents[i] = { address: token.address, symbol: token.symbol, weight, target_weight: weights.get(token.address) ?? 0, price_usd: priceUsd } as Composition['constituents'][number];
-    }
-    const composition = { index_id: row.indexId, as_of: new Date(row.ts).toISOString(), rebalance_id: targets.rebalanceId, constituents } as Composition;
-    this.compositions.set(row.indexId, composition);
-    return composition;
-  }
-
-  compositionAt(indexId: string): MarketComposition | undefined {
-    const c = this.compositions.get(indexId);
-    return (
-      c && {
-        asOf: Date.parse(c.as_of),
-        constituents: c.constituents.map((k) => ({ address: k.address, symbol: k.symbol, weight: k.weight, targetWeight: k.target_weight, priceUsd: k.price_usd, units: null })),
-      }
-    );
-  }
-
-  navAt(indexId: string): { nav: number; asOf: number } | undefined {
-    return this.navs.get(indexId);
-  }
-
-  tokenPriceAt(address: string): { priceUsd: number; asOf: number } | undefined {
-    const id = this.idOf.get(address);
-    return id === undefined || Number.isNaN(this.prices[id]!) ? undefined : { priceUsd: this.prices[id]!, asOf: this.pricedAt[id]! };
-  }
-
-  rebalancesAt(indexId: string, at: number): ReturnType<MarketQueries['rebalancesAt']> {
-    return this.cache.rebalancesAt(indexId, at);
-  }
-
-  historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
-    return this.cache.historyBetween(indexId, interval, from, to);
-  }
-
-  price(instrument: string): number | undefined {
-    const i = parseInstrument(instrument);
-    return i.kind === 'index' ? this.navs.get(i.indexId)?.nav : this.tokenPriceAt(i.address)?.priceUsd;
-  }
-}
-
 function valueBook(book: { cash: number; positions: { instrument: string; quantity: number; costUsd: number }[] }, market: ReplayMarket, t: number): EquityPoint {
   let invested = 0;
   for (const p of book.positions) {
@@ -386,57 +260,4 @@ function valueBook(book: { cash: number; positions: { instrument: string; quanti
   }
   const value = book.cash + invested;
   return { t, value, exposure: value > 0 ? invested / value : 0 };
-}
-
-/**
- * The backtest's event log: in memory, ids unique as in the live table, one cursor per
- * consumer. Delivered events are dropped, so a long run holds only what is pending.
- */
-class MemoryEventLog implements EventLog {
-  private pending: IndexbotEvent[] = [];
-  /** Seq of the event before `pending[0]`. */
-  private base = 0;
-  private readonly ids = new Set<string>();
-  private readonly cursors = new Map<string, number>();
-  private readonly byType: Record<string, number> = {};
-
-  append(events: readonly NewEvent[]): void {
-    for (const e of events) {
-      // Only a rebalance can be seen twice (the feed and the composition name it alike); the
-      // other ids carry their observation time, which only moves forward in a replay.
-      if (e.type.startsWith('rebalance.')) {
-        if (this.ids.has(e.id)) continue;
-        this.ids.add(e.id);
-      }
-      // The detector's objects are ours alone: numbered in place, not copied.
-      (e as IndexbotEvent).seq = this.base + this.pending.length + 1;
-      this.pending.push(e as IndexbotEvent);
-      this.byType[e.type] = (this.byType[e.type] ?? 0) + 1;
-    }
-  }
-
-  hasNew(): boolean {
-    return this.pending.length > 0;
-  }
-
-  eventsAfter(seq: number, limit = 1000): IndexbotEvent[] {
-    return this.pending.slice(seq - this.base, seq - this.base + limit);
-  }
-
-  cursor(consumer: string): number {
-    return this.cursors.get(consumer) ?? 0;
-  }
-
-  setCursor(consumer: string, seq: number): void {
-    this.cursors.set(consumer, seq);
-    const done = Math.min(...this.cursors.values()) - this.base;
-    if (done >= this.pending.length) {
-      this.base += this.pending.length;
-      this.pending = [];
-    }
-  }
-
-  counts(): Record<string, number> {
-    return Object.fromEntries(Object.entries(this.byType).sort(([a], [b]) => a.localeCompare(b)));
-  }
 }

@@ -1,0 +1,56 @@
+import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
+import type { EventLog } from '../strategy/index.ts';
+
+/**
+ * The backtest's event log: in memory, ids unique as in the live table, one cursor per
+ * consumer. Delivered events are dropped, so a long run holds only what is pending.
+ */
+export class MemoryEventLog implements EventLog {
+  private pending: IndexbotEvent[] = [];
+  /** Seq of the event before `pending[0]`. */
+  private base = 0;
+  private readonly ids = new Set<string>();
+  private readonly cursors = new Map<string, number>();
+  private readonly byType: Record<string, number> = {};
+
+  append(events: readonly NewEvent[]): void {
+    for (const e of events) {
+      // Only a rebalance can be seen twice (the feed and the composition name it alike); the
+      // other ids carry their observation time, which only moves forward in a replay.
+      if (e.type.startsWith('rebalance.')) {
+        if (this.ids.has(e.id)) continue;
+        this.ids.add(e.id);
+      }
+      // The detector's objects are ours alone: numbered in place, not copied.
+      (e as IndexbotEvent).seq = this.base + this.pending.length + 1;
+      // Read-only from here (the payload was frozen where it was made): the runtime trusts a frozen event.
+      this.pending.push(Object.freeze(e) as IndexbotEvent);
+      this.byType[e.type] = (this.byType[e.type] ?? 0) + 1;
+    }
+  }
+
+  hasNew(): boolean {
+    return this.pending.length > 0;
+  }
+
+  eventsAfter(seq: number, limit = 1000): IndexbotEvent[] {
+    return this.pending.slice(seq - this.base, seq - this.base + limit);
+  }
+
+  cursor(consumer: string): number {
+    return this.cursors.get(consumer) ?? 0;
+  }
+
+  setCursor(consumer: string, seq: number): void {
+    this.cursors.set(consumer, seq);
+    const done = Math.min(...this.cursors.values()) - this.base;
+    if (done >= this.pending.length) {
+      this.base += this.pending.length;
+      this.pending = [];
+    }
+  }
+
+  counts(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.byType).sort(([a], [b]) => a.localeCompare(b)));
+  }
+}

@@ -1,0 +1,202 @@
+import type { Rebalance } from '../contract/index.ts';
+import { type NewEvent, type RebalanceStates, detectRebalancing } from '../detect/index.ts';
+import { type HistoryRow, type SnapshotStore, packedValues } from '../store/index.ts';
+import { type MarketQueries, parseInstrument } from '../strategy/index.ts';
+
+type MarketComposition = NonNullable<ReturnType<MarketQueries['compositionAt']>>;
+
+/** What the replay knows of one index: its last point, still packed, and its target weights. */
+interface IndexState {
+  readonly indexId: string;
+  /** The last point replayed; undefined before the first. */
+  ts: number | undefined;
+  nav: number;
+  /** `[tokenId, priceUsd, weight]` per constituent, as stored. */
+  values: Float64Array;
+  /** Target weight by token id: the first point's weights, then each completed rebalance's. Replaced, never changed in place. */
+  targets: Float64Array | undefined;
+  rebalanceId: string | null;
+  /** Target weights of the last point (the composition a query sees). */
+  pointTargets: Float64Array | undefined;
+  pointRebalanceId: string | null;
+  /** Token ids whose weight was past the drift threshold at the last point. */
+  drifting: number[];
+  feed: RebalanceStates | undefined;
+}
+
+const NONE: readonly NewEvent[] = Object.freeze([]);
+
+/**
+ * The market as the replay has seen it so far, and the live detectors' rules applied to it.
+ * A history point stays packed: prices go to typed arrays by token id, drift is checked on
+ * the packed weights, and a composition (or a timestamp string) is built only when a
+ * strategy asks or an event needs one. The events it makes are the live detectors' (same
+ * ids, types and payloads), their payloads frozen as made; the log freezes the event itself
+ * once it has its seq, so the runtime need not walk them.
+ *
+ * Compared with `detectComposition`, one rule is left out on purpose: a completed rebalance
+ * seen in a composition. In a replay the feed's status change always comes first and names
+ * the same event, which the log would drop as a duplicate.
+ */
+export class ReplayMarket implements MarketQueries {
+  private readonly indexes = new Map<string, IndexState>();
+  private readonly prices: Float64Array;
+  private readonly pricedAt: Float64Array;
+  private readonly idOf: Map<string, number>;
+  private isoTs = Number.NaN;
+  private isoText = '';
+
+  constructor(
+    private readonly cache: SnapshotStore,
+    private readonly tokens: Map<number, { address: string; symbol: string }>,
+    private readonly driftThreshold: number,
+  ) {
+    const size = Math.max(0, ...tokens.keys()) + 1;
+    this.prices = new Float64Array(size).fill(Number.NaN);
+    this.pricedAt = new Float64Array(size);
+    this.idOf = new Map([...tokens].map(([id, t]) => [t.address, id]));
+  }
+
+  private state(indexId: string): IndexState {
+    let s = this.indexes.get(indexId);
+    if (!s) {
+      s = {
+        indexId,
+        ts: undefined,
+        nav: Number.NaN,
+        values: new Float64Array(0),
+        targets: undefined,
+        rebalanceId: null,
+        pointTargets: undefined,
+        pointRebalanceId: null,
+        drifting: [],
+        feed: undefined,
+      };
+      this.indexes.set(indexId, s);
+    }
+    return s;
+  }
+
+  /** One ISO string per replayed time, shared by every index at that time. */
+  private iso(ts: number): string {
+    if (ts !== this.isoTs) {
+      this.isoTs = ts;
+      this.isoText = new Date(ts).toISOString();
+    }
+    return this.isoText;
+  }
+
+  /** A rebalance completed: its new weights are the index's targets from now on. */
+  completed(r: Rebalance): void {
+    const s = this.state(r.index_id);
+    const weights = new Float64Array(this.prices.length);
+    if (s.targets) weights.set(s.targets);
+    for (const c of r.changes) {
+      const id = this.idOf.get(c.address);
+      if (id !== undefined) weights[id] = Math.max(c.new_weight, 0);
+    }
+    s.targets = weights;
+    s.rebalanceId = r.id;
+  }
+
+  /** The rebalancing feed of an index as observed at `at`, through the live detector. */
+  feed(indexId: string, records: Rebalance[], at: number): readonly NewEvent[] {
+    const s = this.state(indexId);
+    const { state, events } = detectRebalancing(indexId, s.feed, records, at);
+    s.feed = state;
+    for (const e of events) deepFreeze(e.payload);
+    return events;
+  }
+
+  /** Takes in one history point; returns the events a live poll of it would have raised. */
+  point(row: HistoryRow): readonly NewEvent[] {
+    const s = this.state(row.indexId);
+    const v = packedValues(row.packed);
+    const first = s.ts === undefined;
+    const previousNav = s.nav;
+    if (s.targets === undefined) {
+      const weights = new Float64Array(this.prices.length);
+      for (let i = 0; i < v.length; i += 3) weights[v[i]!] = v[i + 2]!;
+      s.targets = weights;
+    }
+    const targets = s.targets;
+    let events: NewEvent[] | undefined;
+    let drifting: number[] | undefined;
+    for (let i = 0; i < v.length; i += 3) {
+      const id = v[i]!;
+      this.prices[id] = v[i + 1]!;
+      this.pricedAt[id] = row.ts;
+      const weight = v[i + 2]!;
+      const target = targets[id]!;
+      if (Math.abs(weight - target) <= this.driftThreshold) continue;
+      (drifting ??= []).push(id);
+      if (first || s.drifting.includes(id)) continue;
+      const token = this.tokens.get(id)!;
+      const asOf = this.iso(row.ts);
+      (events ??= []).push({
+        id: `composition.drift:${row.indexId}:${token.address}:${asOf}`,
+        type: 'composition.drift',
+        indexId: row.indexId,
+        occurredAt: row.ts,
+        detectedAt: row.ts,
+        payload: Object.freeze({ address: token.address, symbol: token.symbol, weight, target, deviation: weight - target, threshold: this.driftThreshold }),
+      });
+    }
+    s.drifting = drifting ?? (s.drifting.length === 0 ? s.drifting : []);
+    s.ts = row.ts;
+    s.nav = row.nav;
+    s.values = v;
+    s.pointTargets = targets;
+    s.pointRebalanceId = s.rebalanceId;
+    if (!first && row.nav !== previousNav) {
+      // The most frequent event of all: frozen level by level, without walking its keys.
+      const payload = Object.freeze({ nav: row.nav, returns: Object.freeze({}), asOf: row.ts });
+      (events ??= []).push({ id: `performance.updated:${row.indexId}:${this.iso(row.ts)}`, type: 'performance.updated', indexId: row.indexId, occurredAt: row.ts, detectedAt: row.ts, payload });
+    }
+    return events ?? NONE;
+  }
+
+  compositionAt(indexId: string): MarketComposition | undefined {
+    const s = this.indexes.get(indexId);
+    if (s?.ts === undefined) return undefined;
+    const v = s.values;
+    const constituents: MarketComposition['constituents'] = [];
+    for (let i = 0; i < v.length; i += 3) {
+      const token = this.tokens.get(v[i]!)!;
+      constituents.push({ address: token.address, symbol: token.symbol, weight: v[i + 2]!, targetWeight: s.pointTargets![v[i]!]!, priceUsd: v[i + 1]!, units: null });
+    }
+    return { asOf: s.ts, constituents };
+  }
+
+  navAt(indexId: string): { nav: number; asOf: number } | undefined {
+    const s = this.indexes.get(indexId);
+    return s?.ts === undefined ? undefined : { nav: s.nav, asOf: s.ts };
+  }
+
+  tokenPriceAt(address: string): { priceUsd: number; asOf: number } | undefined {
+    const id = this.idOf.get(address);
+    return id === undefined || Number.isNaN(this.prices[id]!) ? undefined : { priceUsd: this.prices[id]!, asOf: this.pricedAt[id]! };
+  }
+
+  rebalancesAt(indexId: string, at: number): ReturnType<MarketQueries['rebalancesAt']> {
+    return this.cache.rebalancesAt(indexId, at);
+  }
+
+  historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
+    return this.cache.historyBetween(indexId, interval, from, to);
+  }
+
+  price(instrument: string): number | undefined {
+    const i = parseInstrument(instrument);
+    return i.kind === 'index' ? this.navAt(i.indexId)?.nav : this.tokenPriceAt(i.address)?.priceUsd;
+  }
+}
+
+/** A rebalance payload holds lists of changes: made read-only where it is made, so that strategies cannot change what the next one sees. */
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}

@@ -25,6 +25,8 @@ interface IndexState {
 }
 
 const NONE: readonly NewEvent[] = Object.freeze([]);
+/** History points carry no returns: one frozen empty object serves every performance event. */
+const NO_RETURNS = Object.freeze({});
 
 /**
  * The market as the replay has seen it so far, and the live detectors' rules applied to it.
@@ -110,8 +112,9 @@ export class ReplayMarket implements MarketQueries {
 
   /** Takes in one history point; returns the events a live poll of it would have raised. */
   point(row: HistoryRow): readonly NewEvent[] {
-    const s = this.state(row.indexId);
-    const v = packedValues(row.packed);
+    const [indexId, ts, nav, packed] = row;
+    const s = this.state(indexId);
+    const v = packedValues(packed);
     const first = s.ts === undefined;
     const previousNav = s.nav;
     if (s.targets === undefined) {
@@ -125,33 +128,33 @@ export class ReplayMarket implements MarketQueries {
     for (let i = 0; i < v.length; i += 3) {
       const id = v[i]!;
       this.prices[id] = v[i + 1]!;
-      this.pricedAt[id] = row.ts;
+      this.pricedAt[id] = ts;
       const weight = v[i + 2]!;
       const target = targets[id]!;
       if (Math.abs(weight - target) <= this.driftThreshold) continue;
       (drifting ??= []).push(id);
       if (first || s.drifting.includes(id)) continue;
       const token = this.tokens.get(id)!;
-      const asOf = this.iso(row.ts);
+      const asOf = this.iso(ts);
       (events ??= []).push({
-        id: `composition.drift:${row.indexId}:${token.address}:${asOf}`,
+        id: `composition.drift:${indexId}:${token.address}:${asOf}`,
         type: 'composition.drift',
-        indexId: row.indexId,
-        occurredAt: row.ts,
-        detectedAt: row.ts,
+        indexId: indexId,
+        occurredAt: ts,
+        detectedAt: ts,
         payload: Object.freeze({ address: token.address, symbol: token.symbol, weight, target, deviation: weight - target, threshold: this.driftThreshold }),
       });
     }
     s.drifting = drifting ?? (s.drifting.length === 0 ? s.drifting : []);
-    s.ts = row.ts;
-    s.nav = row.nav;
+    s.ts = ts;
+    s.nav = nav;
     s.values = v;
     s.pointTargets = targets;
     s.pointRebalanceId = s.rebalanceId;
-    if (!first && row.nav !== previousNav) {
+    if (!first && nav !== previousNav) {
       // The most frequent event of all: frozen level by level, without walking its keys.
-      const payload = Object.freeze({ nav: row.nav, returns: Object.freeze({}), asOf: row.ts });
-      (events ??= []).push({ id: `performance.updated:${row.indexId}:${this.iso(row.ts)}`, type: 'performance.updated', indexId: row.indexId, occurredAt: row.ts, detectedAt: row.ts, payload });
+      const payload = Object.freeze({ nav, returns: NO_RETURNS, asOf: ts });
+      (events ??= []).push({ id: `performance.updated:${indexId}:${this.iso(ts)}`, type: 'performance.updated', indexId: indexId, occurredAt: ts, detectedAt: ts, payload });
     }
     return events ?? NONE;
   }

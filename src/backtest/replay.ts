@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { SnapshotStore, type TimeRange, findGaps } from '../store/index.ts';
+import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { ReplayMarket } from './replay-market.ts';
@@ -178,18 +178,19 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     };
 
     for (const row of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
+      const [indexId, ts] = row;
       // A status change at the same time as a point comes first: the point already shows its result.
-      while (next < transitions.length && transitions[next]!.at <= row.ts) {
+      while (next < transitions.length && transitions[next]!.at <= ts) {
         const t = transitions[next++]!;
         if (t.at !== groupAt) await moveTo(t.at);
         if (t.status === 'completed') market.completed(t.record);
         log.append(market.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
         done++;
       }
-      if (row.ts !== groupAt) await moveTo(row.ts);
-      const closes = navs.get(row.indexId)!;
-      if (closes.started) closes.advance(row.ts, (t) => ({ t, value: market.navAt(row.indexId)!.nav }));
-      else closes.start({ t: row.ts, value: row.nav });
+      if (ts !== groupAt) await moveTo(ts);
+      const closes = navs.get(indexId)!;
+      if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
+      else closes.start({ t: ts, value: row[2] });
       log.append(market.point(row));
       done++;
     }
@@ -226,8 +227,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
 
 function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: number; to: number; interval: HistoryInterval; maxGapMs: number; allowGaps: boolean }, step: number): IndexCoverage[] {
   const coverage = s.indexes.map((indexId): IndexCoverage => {
-    const ts = cache.history.timestamps(indexId, s.interval, s.from, s.to);
-    return { indexId, points: ts.length, first: ts[0] ?? null, last: ts.at(-1) ?? null, gaps: findGaps(ts, step) };
+    return { indexId, ...cache.history.held(indexId, s.interval, s.from, s.to, step) };
   });
   const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
   const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);

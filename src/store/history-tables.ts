@@ -7,14 +7,13 @@ export interface TimeRange {
   to: number;
 }
 
-/** One cached history point as the replay reads it; constituents stay packed until asked for. */
-export interface HistoryRow {
-  indexId: string;
-  ts: number;
-  nav: number;
-  /** `[tokenId, priceUsd, weight]` per constituent, float64 in the machine's byte order (little-endian on every platform Node runs on). */
-  packed: Buffer | null;
-}
+/**
+ * One cached history point as the replay reads it, as better-sqlite3 hands it over (no
+ * object per row): index id, time, nav, and the constituents still packed as
+ * `[tokenId, priceUsd, weight]` float64 in the machine's byte order (little-endian on every
+ * platform Node runs on).
+ */
+export type HistoryRow = readonly [indexId: string, ts: number, nav: number, packed: Buffer | null];
 
 export interface HistoryConstituent {
   tokenId: number;
@@ -84,11 +83,15 @@ export class HistoryTables {
     return this.s.timestamps.pluck().all(indexId, interval, from, to) as number[];
   }
 
+  /** How much of [from, to] one index holds, counted by SQLite: a long history is not loaded to count it. */
+  held(indexId: string, interval: string, from: number, to: number, stepMs: number): HeldSpan {
+    const span = this.s.heldSpan.get(indexId, interval, from, to) as { points: number; first: number | null; last: number | null };
+    return { ...span, gaps: this.s.heldGaps.all({ indexId, interval, from, to, step: stepMs }) as TimeRange[] };
+  }
+
   /** Points of the given indexes in [from, to], in time order (index id breaks ties). */
-  *replay(indexIds: readonly string[], interval: string, from: number, to: number): Generator<HistoryRow> {
-    for (const r of this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as Iterable<[string, number, number, Buffer | null]>) {
-      yield { indexId: r[0], ts: r[1], nav: r[2], packed: r[3] };
-    }
+  replay(indexIds: readonly string[], interval: string, from: number, to: number): IterableIterator<HistoryRow> {
+    return this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as IterableIterator<HistoryRow>;
   }
 
   /** Indexes with points at this interval, and the first and last point over them. */
@@ -149,6 +152,14 @@ export function findGaps(timestamps: readonly number[], stepMs: number): TimeRan
   return gaps;
 }
 
+export interface HeldSpan {
+  points: number;
+  first: number | null;
+  last: number | null;
+  /** Holes longer than a step, as the missing range (as `findGaps`). */
+  gaps: TimeRange[];
+}
+
 function prepare(db: Database.Database) {
   return {
     insertPoint: db.prepare('INSERT OR REPLACE INTO history_points (interval, ts, index_id, nav, constituents) VALUES (?, ?, ?, ?, ?)'),
@@ -156,6 +167,12 @@ function prepare(db: Database.Database) {
     clearCoverage: db.prepare('DELETE FROM backfill_coverage WHERE dataset = ? AND index_id = ?'),
     insertCoverage: db.prepare('INSERT INTO backfill_coverage (dataset, index_id, from_ts, to_ts) VALUES (?, ?, ?, ?)'),
     timestamps: db.prepare('SELECT ts FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
+    heldSpan: db.prepare('SELECT COUNT(*) AS points, MIN(ts) AS first, MAX(ts) AS last FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ?'),
+    heldGaps: db.prepare(
+      `SELECT prev + @step AS "from", ts - @step AS "to" FROM (
+         SELECT ts, LAG(ts) OVER (ORDER BY ts) AS prev FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts >= @from AND ts <= @to
+       ) WHERE ts - prev > @step ORDER BY ts`,
+    ),
     replay: db.prepare(
       `SELECT index_id, ts, nav, constituents FROM history_points
        WHERE interval = ? AND ts >= ? AND ts <= ? AND index_id IN (SELECT value FROM json_each(?))

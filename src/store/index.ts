@@ -2,7 +2,18 @@ export { SnapshotStore, type SnapshotInput, type JobState, type IndexCacheSummar
 export { RunLock } from './run-lock.ts';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 export { StrategyTables, type PaperPosition, type PaperFill, type ParkedEvent, type StrategyAlertRow } from './strategy-tables.ts';
-export { HistoryTables, type HistoryRow, type HistoryConstituent, type TimeRange, unpackConstituents, packedValues, mergeRanges, missingRanges, findGaps } from './history-tables.ts';
+export {
+  HistoryTables,
+  type HistoryRow,
+  type HistoryConstituent,
+  type TimeRange,
+  unpackConstituents,
+  packedValues,
+  mergeRanges,
+  missingRanges,
+  findGaps,
+  type HeldSpan,
+} from './history-tables.ts';
 export { OutboxTables, type OutboxRow, type OutboxSummary } from './outbox-tables.ts';
 export { failureFields, storeFailure } from './sqlite-errors.ts';
 export { RetentionJob, type RetentionOptions, type RetentionPass } from './retention.ts';

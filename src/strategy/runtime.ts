@@ -1,10 +1,11 @@
 import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type PaperPosition, type SnapshotStore, failureFields } from '../store/index.ts';
+import { AttemptScope, type Book, type Effects, HandlerContext, type RunnerShared, ScopedMarketData } from './attempt.ts';
 import type { Fill, Rejection } from './broker.ts';
-import type { MarketData, StrategyContext, StrategyState } from './define.ts';
+import type { StrategyContext } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
-import { type PaperBook, PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
+import type { PaperBrokerOptions } from './paper-broker.ts';
 
 /** Where the runtime reads events and keeps cursors: the store live, memory in a backtest. */
 export type EventLog = Pick<SnapshotStore, 'eventsAfter' | 'cursor' | 'setCursor'>;
@@ -44,11 +45,6 @@ export interface RuntimeOptions {
 export const consumerOf = (name: string) => `strategy:${name}`;
 /** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
 const PAUSED_KEY = 'pausedStrategies';
-
-interface Book {
-  cash: number;
-  positions: Map<string, PaperPosition>;
-}
 
 /**
  * Delivers the event log to each strategy through its own cursor. Every call into user code
@@ -166,8 +162,8 @@ class StrategyRunner {
   private readonly retryBaseMs: number;
   private readonly timeoutMs: number;
   private readonly events: EventLog;
-  private readonly market: MarketQueries;
-  /** Committed state as JSON text: reads parse a private copy, and a write of an equal value is no write. */
+  private readonly shared: RunnerShared;
+  /** Committed state as JSON text per key: a read parses only its key, and a write of an equal value is no write. */
   private state: Map<string, string>;
   private book: Book;
   private wakeUp: (() => void) | undefined;
@@ -194,7 +190,9 @@ class StrategyRunner {
     this.retryBaseMs = o.retryBaseMs ?? 500;
     this.timeoutMs = loaded.strategy.timeoutMs ?? o.timeoutMs ?? 5_000;
     this.events = o.events ?? o.store;
-    this.market = o.market ?? o.store;
+    const market = o.market ?? o.store;
+    const clock = this.clock;
+    this.shared = { strategy: this.name, params: loaded.params, log: this.log, clock, now: { now: () => clock.now() }, data: new ScopedMarketData(market, clock), market, paper: o.paper };
     const t = o.store.strategies;
     t.openAccount(this.account, o.paper?.initialCash ?? 10_000);
     this.state = new Map([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
@@ -268,7 +266,8 @@ class StrategyRunner {
         }
         if (skippedTo !== undefined) this.uncommittedSeq = skippedTo;
         skippedTo = undefined;
-        await this.deliver(event);
+        const delivered = this.deliver(event);
+        if (delivered !== true) await delivered;
       }
       if (skippedTo !== undefined) this.uncommittedSeq = skippedTo;
       this.flushCursor();
@@ -286,7 +285,7 @@ class StrategyRunner {
     for (const p of this.o.store.strategies.parked(this.name)) {
       const event = this.events.eventsAfter(p.seq - 1, 1)[0];
       if (!event || event.seq !== p.seq) continue;
-      if (await this.deliver(event, true)) ok++;
+      if (await this.retryDeliver(event, true)) ok++;
     }
     return ok;
   }
@@ -296,14 +295,27 @@ class StrategyRunner {
     return typeof s.on[e.type] === 'function' && (s.indexes === undefined || s.indexes === 'all' || s.indexes.includes(e.indexId));
   }
 
-  /** Tries the handler up to maxAttempts; commits its effects with the cursor, or parks the event. */
-  private async deliver(event: IndexbotEvent, fromParked = false): Promise<boolean> {
+  /**
+   * Tries the handler up to maxAttempts; commits its effects with the cursor, or parks the
+   * event. A first attempt that returned at once and did nothing to commit is settled here
+   * without a promise: that is most events of a backtest.
+   */
+  private deliver(event: IndexbotEvent): true | Promise<boolean> {
+    const first = this.attempt(event);
+    if (!isThenable(first) && first.ok && isNoEffect(first)) {
+      this.uncommittedSeq = event.seq;
+      for (const r of first.rejects) this.o.onReject?.(this.name, r, event.id);
+      return true;
+    }
+    return this.retryDeliver(event, false, first);
+  }
+
+  private async retryDeliver(event: IndexbotEvent, fromParked: boolean, first?: AttemptResult | Promise<AttemptResult>): Promise<boolean> {
     let lastError = '';
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const result = await this.attempt(event);
+      const result = attempt === 1 && first !== undefined ? await first : await this.attempt(event);
       if (result.ok) {
-        const noEffect = result.writes.size === 0 && result.touched.size === 0 && result.fills.length === 0 && result.alerts.length === 0;
-        if (noEffect && !fromParked) {
+        if (isNoEffect(result) && !fromParked) {
           this.uncommittedSeq = event.seq;
           for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
           return true;
@@ -345,219 +357,81 @@ class StrategyRunner {
     return false;
   }
 
-  /** One call into user code, isolated: a read-only event, buffered effects, a time limit. */
-  private async attempt(event: IndexbotEvent): Promise<({ ok: true } & Effects) | { ok: false; error: string }> {
-    const scope = new AttemptScope(this.name, this.state, this.book, this.market, this.clock, this.o.paper);
-    const ctx: StrategyContext<unknown> = {
-      params: this.loaded.params as StrategyContext<unknown>['params'],
-      log: this.log,
-      clock: scope.clock,
-      replayed: event.detectedAt < this.startedAt,
-      data: scope.data,
-      state: scope.state,
-      alert: (message, alertData) => scope.alert(message, alertData),
-      get broker() {
-        return scope.broker();
-      },
-    };
-    const handler = this.loaded.strategy.on[event.type] as ((e: IndexbotEvent, c: StrategyContext<unknown>) => unknown) | undefined;
+  /**
+   * One call into user code, isolated: a read-only event, buffered effects, a time limit on
+   * the injected clock. A handler that returns a value (not a promise) is settled at once.
+   */
+  private attempt(event: IndexbotEvent): AttemptResult | Promise<AttemptResult> {
+    const scope = new AttemptScope(this.shared, this.state, this.book);
+    const handler = this.loaded.strategy.on[event.type] as (e: IndexbotEvent, c: StrategyContext<unknown>) => unknown;
+    let returned: unknown;
+    try {
+      returned = handler(deepFreeze(event), new HandlerContext(scope, event.detectedAt < this.startedAt));
+    } catch (e) {
+      scope.close();
+      return failed(e);
+    }
+    if (!isThenable(returned)) return settle(scope);
+    return this.awaitHandler(returned, scope, event);
+  }
+
+  private async awaitHandler(running: PromiseLike<unknown>, scope: AttemptScope, event: IndexbotEvent): Promise<AttemptResult> {
     let timer: unknown;
     try {
-      const result = handler?.(deepFreeze(event), ctx);
-      // Only a handler still running after it returned needs a time limit.
-      if (isThenable(result)) {
-        await Promise.race([
-          result,
-          new Promise<never>((_, reject) => {
-            timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
-          }),
-        ]);
-      }
-      return { ok: true, ...scope.effects };
+      await Promise.race([
+        running,
+        new Promise<never>((_, reject) => {
+          timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
+        }),
+      ]);
     } catch (e) {
-      return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
-    } finally {
       scope.close();
+      return failed(e);
+    } finally {
       if (timer !== undefined) this.clock.clearTimeout(timer);
     }
+    return settle(scope);
   }
 }
 
-interface Effects {
-  /** Changed keys to their new JSON text (undefined: deleted). */
-  writes: Map<string, string | undefined>;
-  book: Book;
-  touched: Set<string>;
-  fills: Fill[];
-  /** Refused orders: no effect on the book, reported only. */
-  rejects: Rejection[];
-  alerts: { message: string; data: unknown; at: number }[];
+type AttemptResult = ({ ok: true } & Effects) | { ok: false; error: string };
+
+/** The attempt is over: its effects, or the failure to serialize its state. */
+function settle(scope: AttemptScope): AttemptResult {
+  scope.close();
+  try {
+    return { ok: true, ...scope.effects() };
+  } catch (e) {
+    return failed(e);
+  }
 }
 
 /**
- * What one handler call may touch. Its writes, orders and alerts go to buffers that the
- * runner commits only if the handler returns; after the attempt ends (a timeout, say) any
- * further write throws. Methods live on classes, not per-call closures: this runs for every
- * event of a backtest.
+ * A handler's failure as kept with a parked event and logged: with its stack, so the author
+ * finds the line, cut where the runtime's own frames begin (they say nothing about the strategy).
  */
-class AttemptScope {
-  readonly effects: Effects;
-  readonly clock: { now(): number };
-  readonly state: BufferedState;
-  readonly data: ScopedMarketData;
-  private active = true;
-  private paperBroker: PaperBroker | undefined;
-
-  constructor(
-    private readonly strategy: string,
-    committedState: Map<string, string>,
-    committedBook: Book,
-    private readonly market: MarketQueries,
-    private readonly time: Clock,
-    private readonly paper: PaperBrokerOptions | undefined,
-  ) {
-    this.effects = { writes: new Map(), book: { cash: committedBook.cash, positions: committedBook.positions }, touched: new Set(), fills: [], rejects: [], alerts: [] };
-    this.clock = { now: () => time.now() };
-    this.state = new BufferedState(committedState, this.effects.writes, this);
-    this.data = new ScopedMarketData(market, time);
-  }
-
-  guard(): void {
-    if (!this.active) throw new StrategyError(`${this.strategy}: the handler went on after its attempt ended (timed out?)`, 'STRATEGY_TIMEOUT');
-  }
-
-  close(): void {
-    this.active = false;
-  }
-
-  alert(message: string, data: unknown): void {
-    this.guard();
-    this.effects.alerts.push({ message: String(message), data: clone(data), at: this.time.now() });
-  }
-
-  broker(): PaperBroker {
-    this.paperBroker ??= new PaperBroker(this.paperBook(), this.paper);
-    return this.paperBroker;
-  }
-
-  private paperBook(): PaperBook {
-    const fx = this.effects;
-    // Positions are copied on first write only: most handlers never trade.
-    let ownPositions = false;
-    const now = () => this.time.now();
-    return {
-      price: (i) => (i.kind === 'index' ? this.market.navAt(i.indexId, now())?.nav : this.market.tokenPriceAt(i.address, now())?.priceUsd),
-      now,
-      cash: () => fx.book.cash,
-      setCash: (cash) => {
-        this.guard();
-        fx.book.cash = cash;
-      },
-      position: (key) => fx.book.positions.get(key),
-      setPosition: (p) => {
-        this.guard();
-        if (!ownPositions) {
-          fx.book.positions = new Map([...fx.book.positions].map(([k, v]) => [k, { ...v }]));
-          ownPositions = true;
-        }
-        fx.touched.add(p.instrument);
-        fx.book.positions.set(p.instrument, p);
-      },
-      positions: () => [...fx.book.positions.values()].filter((p) => p.quantity > 0),
-      recordFill: (f) => fx.fills.push(f),
-      recordReject: (r) => fx.rejects.push(r),
-    };
-  }
+function failed(e: unknown): { ok: false; error: string } {
+  if (!(e instanceof Error)) return { ok: false, error: String(e) };
+  const lines = (e.stack ?? `${e.name}: ${e.message}`).split('\n');
+  const ours = lines.findIndex((l, i) => i > 0 && OWN_FRAME.test(l));
+  return { ok: false, error: (ours === -1 ? lines : lines.slice(0, ours)).join('\n') };
 }
 
-class BufferedState implements StrategyState {
-  constructor(
-    private readonly committed: Map<string, string>,
-    private readonly writes: Map<string, string | undefined>,
-    private readonly scope: AttemptScope,
-  ) {}
+const OWN_FRAME = /[/\\]strategy[/\\](runtime|attempt)\.[jt]s:/;
 
-  private current(key: string): string | undefined {
-    return this.writes.has(key) ? this.writes.get(key) : this.committed.get(key);
-  }
-
-  get<T>(key: string): T | undefined {
-    const json = this.current(key);
-    return json === undefined ? undefined : (JSON.parse(json) as T);
-  }
-
-  set(key: string, value: unknown): void {
-    this.scope.guard();
-    if (value === undefined) {
-      this.delete(key);
-      return;
-    }
-    const json = JSON.stringify(value);
-    if (json === this.committed.get(key)) this.writes.delete(key);
-    else this.writes.set(key, json);
-  }
-
-  delete(key: string): void {
-    this.scope.guard();
-    if (this.committed.has(key)) this.writes.set(key, undefined);
-    else this.writes.delete(key);
-  }
-
-  keys(): string[] {
-    return [...new Set([...this.committed.keys(), ...this.writes.keys()])].filter((k) => this.current(k) !== undefined);
-  }
-}
-
-/** The cache as a strategy sees it: every query cut at the clock's now. */
-class ScopedMarketData implements MarketData {
-  constructor(
-    private readonly market: MarketQueries,
-    private readonly clock: Clock,
-  ) {}
-
-  composition(indexId: string) {
-    return this.market.compositionAt(indexId, this.clock.now());
-  }
-
-  indexValue(indexId: string) {
-    return this.market.navAt(indexId, this.clock.now())?.nav;
-  }
-
-  tokenPrice(address: string) {
-    return this.market.tokenPriceAt(address, this.clock.now())?.priceUsd;
-  }
-
-  rebalances(indexId: string, filter: { status?: 'announced' | 'completed' | 'cancelled' } = {}) {
-    return this.market
-      .rebalancesAt(indexId, this.clock.now())
-      .filter((r) => filter.status === undefined || r.observedStatus === filter.status)
-      .map((r) => ({
-        id: r.id,
-        status: r.observedStatus,
-        announcedAt: Date.parse(r.announced_at),
-        effectiveAt: Date.parse(r.effective_at),
-        changes: r.changes.map((c) => ({ address: c.address, symbol: c.symbol, action: c.action, oldWeight: c.old_weight, newWeight: c.new_weight })),
-      }));
-  }
-
-  history(indexId: string, q: { from: number; interval?: '1h' | '1d' }) {
-    return this.market.historyBetween(indexId, q.interval ?? '1h', q.from, this.clock.now());
-  }
+function isNoEffect(fx: Effects): boolean {
+  return fx.writes.size === 0 && fx.touched.size === 0 && fx.fills.length === 0 && fx.alerts.length === 0;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
-/** Events reach handlers read-only: one strategy cannot change what the next one sees. */
+/** Events reach handlers read-only: one strategy cannot change what the next one sees. A frozen event is taken as frozen through. */
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
     Object.freeze(v);
     for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
   }
   return v;
-}
-
-function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }

@@ -55,14 +55,14 @@ describe('history tables', () => {
       store.history.addCoverage('history:1h', 'x', 0, 2 * H);
     });
     const rows = [...store.history.replay(['x', 'y'], '1h', 0, 2 * H)];
-    expect(rows.map((r) => `${r.indexId}@${r.ts / H}=${r.nav}`)).toEqual(['x@0=20', 'y@0=10', 'x@1=21', 'y@1=11', 'x@2=22']);
+    expect(rows.map(([indexId, ts, nav]) => `${indexId}@${ts / H}=${nav}`)).toEqual(['x@0=20', 'y@0=10', 'x@1=21', 'y@1=11', 'x@2=22']);
     const tokens = store.history.tokens();
-    const cs = unpackConstituents(rows[0]!.packed).map((c) => ({ ...tokens.get(c.tokenId), price: c.priceUsd, weight: c.weight }));
+    const cs = unpackConstituents(rows[0]![3]).map((c) => ({ ...tokens.get(c.tokenId), price: c.priceUsd, weight: c.weight }));
     expect(cs).toEqual([
       { address: 'A'.repeat(44), symbol: 'AAA', price: 10, weight: 0.6 },
       { address: 'B'.repeat(44), symbol: 'BBB', price: 3, weight: 0.4 },
     ]);
-    expect([...store.history.replay(['y'], '1h', H, H)].map((r) => r.nav)).toEqual([11]);
+    expect([...store.history.replay(['y'], '1h', H, H)].map((r) => r[2])).toEqual([11]);
     expect(store.history.coverage('history:1h', 'x')).toEqual([{ from: 0, to: 2 * H }]);
     expect(store.history.span('1h')).toEqual({ indexIds: ['x', 'y'], first: 0, last: 2 * H });
     // The live queries read history too, cut at the time asked.

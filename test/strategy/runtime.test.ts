@@ -37,11 +37,17 @@ describe('StrategyRuntime', () => {
     await runtime.drain();
     const t = store.strategies;
     expect(t.stateEntries('counting').get('count')).toBe(3);
-    expect(t.parked('always-throws').map((p) => [p.seq, p.attempts, p.error])).toEqual([
+    expect(t.parked('always-throws').map((p) => [p.seq, p.attempts, p.error.split('\n')[0]])).toEqual([
       [1, 2, 'Error: strategy bug'],
       [2, 2, 'Error: strategy bug'],
       [3, 2, 'Error: strategy bug'],
     ]);
+    // The author gets the line that threw (item 19), and none of the runtime's own frames.
+    const fixture = /always-throws\.ts:\d+:\d+/;
+    for (const p of t.parked('always-throws')) {
+      expect(p.error.split('\n')[1]).toMatch(fixture);
+      expect(p.error).not.toMatch(/strategy[/\\]runtime\.ts/);
+    }
     for (const name of ['counting', 'always-throws', 'too-slow']) expect(store.cursor(consumerOf(name))).toBe(3);
     expect(lines.join('\n')).toMatch(/event parked for this strategy/);
     store.close();

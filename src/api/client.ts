@@ -20,7 +20,7 @@ import {
 import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
 import type { Priority, RateGateSeed, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
-import { type AuthMode, type RequestObserver, Transport } from './transport.ts';
+import { type AuthMode, type RequestObserver, type SharedBudgetSource, Transport } from './transport.ts';
 
 export interface IndexClientOptions {
   /** The API base URL, ending in `/v1`, e.g. `http://127.0.0.1:7420/v1`. */
@@ -68,6 +68,8 @@ export interface IndexClientOptions {
   adapter?: AxiosAdapter;
   /** Where each rate gate starts, by gate name: what the last process knew (see `RateGateSeed`). */
   gateSeeds?: ReadonlyMap<string, RateGateSeed>;
+  /** Budgets shared with other processes on the same credential, e.g. `new RedisBudgets({ url })`. */
+  sharedBudgets?: SharedBudgetSource;
 }
 
 export interface CallOptions {
@@ -182,6 +184,7 @@ export class IndexClient {
       logger,
       adapter: options.adapter,
       gateSeeds: options.gateSeeds,
+      sharedBudgets: options.sharedBudgets,
       schemas: this.schemas,
       warnOnce,
       observer: options.observer,

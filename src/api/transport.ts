@@ -17,7 +17,7 @@ import {
   apiErrorFor,
   sleep,
 } from '../core/index.ts';
-import { type Priority, RateGate, type RateGateSeed, type RateGateState, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
+import { type Priority, RateGate, type RateGateSeed, type RateGateState, type SharedBudget, credentialDigest, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
 import type { Page } from './pagination.ts';
 
 /** The error codes of the contract; any other is passed through and warned about once. */
@@ -54,6 +54,7 @@ export interface TransportOptions {
   logger: Logger;
   adapter: AxiosAdapter | undefined;
   gateSeeds: ReadonlyMap<string, RateGateSeed> | undefined;
+  sharedBudgets: SharedBudgetSource | undefined;
   schemas: RecordSchemas;
   warnOnce: (key: string, obj: object, msg: string) => void;
   observer: RequestObserver | undefined;
@@ -63,6 +64,11 @@ export interface TransportOptions {
 export interface RequestObserver {
   onRequest?(r: { endpoint: string; status: number | null; durationMs: number; gate: string }): void;
   onRetry?(endpoint: string): void;
+}
+
+/** Where a credential's budget shared across processes comes from (e.g. `RedisBudgets`). */
+export interface SharedBudgetSource {
+  budget(credentialDigest: string, gateName: string): SharedBudget;
 }
 
 interface Credential {
@@ -186,7 +192,8 @@ export class Transport {
     return { ...rest, items: items.map((it, i) => this.validate(item, it, endpoint, `${path}.${i}`, requestId)) };
   }
 
-  private gate(id: string, limits: TierLimits): RateGate {
+  /** `credential`: the secret (or identity) a shared budget is keyed by; the public gate has none (its bucket is per IP). */
+  private gate(id: string, limits: TierLimits, credential?: string): RateGate {
     let gate = this.gates.get(id);
     if (!gate) {
       gate = new RateGate({
@@ -197,6 +204,7 @@ export class Transport {
         random: this.o.random,
         logger: this.o.logger,
         seed: this.o.gateSeeds?.get(id),
+        shared: credential === undefined ? undefined : this.o.sharedBudgets?.budget(credentialDigest(credential), id),
       });
       this.gates.set(id, gate);
     }
@@ -211,12 +219,13 @@ export class Transport {
     const publicGate = () => this.gate('public', tierLimits('public'));
     if (auth === 'none') return { gate: publicGate(), token: undefined, session: undefined };
     if (this.o.apiKey) {
-      return { gate: this.gate(`key:${fingerprint(this.o.apiKey)}`, this.limitsFor('basic')), token: this.o.apiKey, session: undefined };
+      return { gate: this.gate(`key:${fingerprint(this.o.apiKey)}`, this.limitsFor('basic'), this.o.apiKey), token: this.o.apiKey, session: undefined };
     }
     const session = this.o.session;
     if (session?.usable) {
       const token = await session.accessToken();
-      return { gate: this.gate(`jwt:${session.subject() ?? 'unknown'}`, this.limitsFor('standard')), token, session };
+      const id = `jwt:${session.subject() ?? 'unknown'}`;
+      return { gate: this.gate(id, this.limitsFor('standard'), session.subject() === undefined ? undefined : id), token, session };
     }
     if (auth === 'required') {
       throw new AuthError({

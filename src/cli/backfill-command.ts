@@ -6,6 +6,7 @@ import { IndexbotError } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
+import { openSharedBudgets } from './redis.ts';
 import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface BackfillFlags extends ConfigFlags {
@@ -53,8 +54,9 @@ export function registerBackfillCommand(program: Command): void {
         `backfill ${p.pagesDone}/${p.pagesTotal} pages`,
       );
     };
+    const shared = await openSharedBudgets(config, logger);
     try {
-      const client = createClient(config, store, logger);
+      const client = createClient(config, store, logger, undefined, shared);
       const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
       const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? now, interval: flags.interval, logger, signal: abort.signal, onProgress });
       bar?.stop();
@@ -69,6 +71,7 @@ export function registerBackfillCommand(program: Command): void {
       bar?.stop();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      await shared?.close();
       store.close();
     }
   });

@@ -1,5 +1,5 @@
 import { AlertDispatcher, HttpSender, describeEvent, testAlert } from '../alerts/index.ts';
-import { IndexClient, type RequestObserver } from '../api/index.ts';
+import { IndexClient, type RequestObserver, type SharedBudgetSource } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
@@ -7,7 +7,8 @@ import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
-import type { RateGateSeed, RateGateState } from '../ratelimit/index.ts';
+import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
+import { openSharedBudgets } from './redis.ts';
 import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 import { collectStatus } from './status-command.ts';
@@ -53,10 +54,12 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   });
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
+  let shared: RedisBudgets | undefined;
   try {
     store = SnapshotStore.open(config.db);
     const faces = new RemoteFaces(config, logger);
-    const client = createClient(config, store, logger, faces.clientObserver);
+    shared = await openSharedBudgets(config, logger);
+    const client = createClient(config, store, logger, faces.clientObserver, shared);
     const indexes = await resolveIndexes(client, config.indexes);
     const jobs: PollJob[] = [
       { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
@@ -146,12 +149,14 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         await alerts.stop();
         await retention?.stop();
         report();
+        await shared?.close();
         openStore.close();
         lock.release();
         logger.info({}, 'indexbot stopped');
       },
     };
   } catch (e) {
+    await shared?.close();
     store?.close();
     lock.release();
     throw e;
@@ -159,7 +164,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */
-export function createClient(config: Config, store: SnapshotStore, logger: Logger, observer?: RequestObserver): IndexClient {
+export function createClient(config: Config, store: SnapshotStore, logger: Logger, observer?: RequestObserver, sharedBudgets?: SharedBudgetSource): IndexClient {
   return new IndexClient({
     baseUrl: config.baseUrl,
     apiKey: config.apiKey,
@@ -171,6 +176,7 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
     logger: logger.child({ component: 'api' }),
     gateSeeds: persistedGateSeeds(store),
     observer,
+    sharedBudgets,
   });
 }
 

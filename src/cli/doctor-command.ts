@@ -9,6 +9,7 @@ import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient } from './daemon.ts';
+import { checkRedis } from './redis.ts';
 import { SERVER_FLAGS, withConfigFlags } from './options.ts';
 
 type Verdict = 'PASS' | 'WARN' | 'FAIL';
@@ -55,6 +56,11 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     }
   } finally {
     store?.close();
+  }
+
+  if (config.redisUrl) {
+    const redis = await checkRedis(config.redisUrl);
+    add(redis.ok ? (redis.warning ? 'WARN' : 'PASS') : 'FAIL', 'redis', redis.warning ? `${redis.detail}: ${redis.warning}` : redis.detail);
   }
 
   try {

@@ -4,7 +4,7 @@ import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { StoreError } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
-import type { RateGateState } from '../ratelimit/index.ts';
+import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { parseInstrument } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -156,6 +156,14 @@ function render(s: ReturnType<typeof collectStatus>): string {
     lines.push(
       `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,
     );
+    if (g.shared) lines.push(`    ${describeShared(g.shared)}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The budget a gate shares with other processes through Redis, and who draws on it. */
+function describeShared(b: SharedBudgetState): string {
+  const who = `${b.processes.length} process${b.processes.length === 1 ? '' : 'es'} in the last minute${b.processes.length > 0 ? `: ${b.processes.join(', ')}` : ''}`;
+  if (b.mode === 'local') return `shared budget: Redis unreachable, pacing to 1/${b.share} of it locally; ${who}`;
+  return `shared budget (Redis): limit ${b.limit ?? '?'}  burst ${b.burst ?? '?'}  tokens ${b.tokens ?? '?'}; ${who}`;
 }

@@ -110,6 +110,12 @@ export const configFileSchema = z.strictObject({
     .partial()
     .optional()
     .describe('the HTTP face: /metrics, /healthz, /readyz, /api/v1, the dashboard'),
+  rateLimit: z
+    .strictObject({
+      redis: z.string().min(1).describe('redis:// or rediss:// URL (or "env:NAME") of the Redis that keeps the rate budget shared by every process on one credential'),
+    })
+    .partial()
+    .optional(),
   onStrategyError: z.enum(['fail', 'skip']).optional().describe('a strategy that fails to load stops the bot, or is left out'),
   strategies: z
     .strictObject({
@@ -157,6 +163,8 @@ export interface Config {
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
   apiKey: string | undefined;
   walletKeypairPath: string | undefined;
+  /** Redis keeping the rate budget shared across processes (INDEXBOT_REDIS_URL, or `rateLimit.redis`); may hold a password. */
+  redisUrl?: string | undefined;
   strategies: {
     dir: string;
     /** Named by flag, env or file: a missing directory is then an error. */
@@ -242,6 +250,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,
+    redisUrl: resolveRedisUrl(env.INDEXBOT_REDIS_URL || file?.rateLimit?.redis, where, env),
     alerts: {
       sinks: resolveSinks(file?.alerts?.sinks ?? [], path, env),
       giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,
@@ -290,6 +299,20 @@ function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path:
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
   return { ...address, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+}
+
+/** A Redis URL from the environment or the file (`env:NAME` read); the message never repeats it, as it may hold a password. */
+function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (raw === undefined) return undefined;
+  const value = fromEnv(raw, 'rateLimit.redis', where, env);
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError(`${where}: rateLimit.redis (or INDEXBOT_REDIS_URL): expected a redis:// or rediss:// URL`);
+  return value;
 }
 
 /** Names each sink (its type, numbered when several share one) and reads `env:` secrets. */

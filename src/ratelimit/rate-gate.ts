@@ -1,6 +1,7 @@
 import PQueue from 'p-queue';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { type HeaderBag, type RateLimitObservation, readRateLimitHeaders } from './headers.ts';
+import type { SharedBudget, SharedBudgetState } from './shared-budget.ts';
 
 export type Priority = 'high' | 'normal' | 'low';
 const PRIORITY_VALUE: Record<Priority, number> = { high: 2, normal: 1, low: 0 };
@@ -46,6 +47,11 @@ export interface RateGateOptions {
    * `status`), so a restart does not open with the tier's whole burst into a spent window.
    */
   seed?: RateGateSeed;
+  /**
+   * The credential's budget shared with other processes: a request goes only once both this
+   * gate and the shared budget admit it, and what responses say is passed on to it.
+   */
+  shared?: SharedBudget;
 }
 
 /** The part of a persisted `RateGateState` a new gate starts from, and when it was taken. */
@@ -72,10 +78,14 @@ export interface RateGateState {
   serverModel: ServerModel;
   sent: number;
   rateLimited: number;
+  /** The shared budget across processes, when there is one. */
+  shared?: SharedBudgetState;
 }
 
 export interface Permit {
   readonly seq: number;
+  /** Its take from the shared budget, when it came from there. */
+  readonly sharedSeq?: number | undefined;
   /** Requests in flight when this one was admitted (itself included). */
   readonly concurrency: number;
 }
@@ -130,6 +140,7 @@ export class RateGate {
   /** Set when a window the server does not refill before its reset is spent. */
   private windowResumeAt: number | undefined;
   private wakers = new Set<() => void>();
+  private readonly shared: SharedBudget | undefined;
 
   constructor(options: RateGateOptions) {
     const { limit, burst, windowMs = 60_000, maxPauseMs = 300_000, fallbackPauseMs = 1_000, jitterMs = 100 } = options;
@@ -151,12 +162,13 @@ export class RateGate {
     this.logger = options.logger ?? silentLogger;
     this.tokens = burst;
     this.lastRefill = this.clock.now();
+    this.shared = options.shared;
     if (options.seed) this.applySeed(options.seed);
   }
 
   /** Waits until a request may be sent. Every call must be followed by one `release()`. */
   async acquire(priority: Priority = 'normal', signal?: AbortSignal): Promise<Permit> {
-    return this.admission.add(() => this.waitForSlot(signal), { priority: PRIORITY_VALUE[priority], signal });
+    return this.admission.add(() => this.waitForSlot(priority, signal), { priority: PRIORITY_VALUE[priority], signal });
   }
 
   /** Reports how the admitted request ended: its response, or nothing (network error). */
@@ -169,6 +181,7 @@ export class RateGate {
       this.observe(permit, seen);
       if (response.status === 429) this.onRateLimited(seen);
       else this.consecutive429 = 0;
+      if (this.shared && (seen.limit !== undefined || seen.remaining !== undefined || response.status === 429)) this.tellShared(permit, seen, response.status);
     }
     this.wake();
   }
@@ -190,6 +203,7 @@ export class RateGate {
       serverModel: this.serverModel,
       sent: this.admitted,
       rateLimited: this.rateLimited,
+      ...(this.shared ? { shared: this.shared.state() } : {}),
     };
   }
 
@@ -227,10 +241,16 @@ export class RateGate {
     return Math.ceil((1 - this.tokens) / this.ratePerMs);
   }
 
-  private async waitForSlot(signal?: AbortSignal): Promise<Permit> {
+  private async waitForSlot(priority: Priority, signal?: AbortSignal): Promise<Permit> {
+    let sharedSeq: number | undefined;
     for (;;) {
       signal?.throwIfAborted();
-      const wait = this.waitTime();
+      let wait = this.waitTime();
+      if (wait === 0 && this.shared) {
+        const take = await this.shared.take(priority, this.localView());
+        wait = take.waitMs;
+        sharedSeq = take.seq;
+      }
       if (wait === 0) break;
       await this.sleepOrWake(wait, signal);
     }
@@ -240,7 +260,27 @@ export class RateGate {
       this.estimatedRemaining = Math.max(0, this.estimatedRemaining - 1);
       if (this.estimatedRemaining === 0) this.holdUntilReset();
     }
-    return { seq: ++this.admitted, concurrency: this.inFlight };
+    return { seq: ++this.admitted, concurrency: this.inFlight, sharedSeq };
+  }
+
+  private localView() {
+    const now = this.clock.now();
+    const window = this.estimatedRemaining !== undefined && this.resetAt !== undefined && this.resetAt > now && this.serverModel !== 'bucket';
+    return { limit: this.limit, burst: this.burst, windowMs: this.windowMs, remaining: this.estimatedRemaining, resetInMs: window ? this.resetAt! - now : undefined };
+  }
+
+  /** Passes on what a response said; every process's gate learns it from the shared budget. */
+  private tellShared(permit: Permit, seen: RateLimitObservation, status: number): void {
+    const now = this.clock.now();
+    const resetAt = seen.resetAtServerMs === undefined ? undefined : this.toLocal(seen.resetAtServerMs, seen);
+    this.shared!.observe({
+      seq: permit.sharedSeq,
+      serverLimit: seen.limit,
+      remaining: seen.remaining,
+      resetInMs: resetAt !== undefined && resetAt > now && resetAt - now <= this.maxPauseMs ? resetAt - now : undefined,
+      serverModel: this.serverModel,
+      pauseMs: status === 429 && this.pausedUntil > now ? this.pausedUntil - now : undefined,
+    });
   }
 
   private sleepOrWake(ms: number, signal?: AbortSignal): Promise<void> {

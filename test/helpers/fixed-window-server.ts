@@ -26,13 +26,13 @@ export interface FixedWindowServer {
 }
 
 /**
- * A server with fixed windows counted from its start (not the epoch, so a test's first window
- * is a whole one), answering a composition to every GET; past the limit, a 429 with the
+ * A server with fixed windows counted from the second it started in, answering a composition to every GET; past the limit, a 429 with the
  * reset, as such servers send it.
  */
 export async function startFixedWindowServer(options: FixedWindowServerOptions): Promise<FixedWindowServer> {
   const { limit, windowMs, omitHeaders = () => false } = options;
-  const start = Date.now();
+  // Windows start on whole seconds, so `X-RateLimit-Reset` (whole seconds) is exact.
+  const start = Math.floor(Date.now() / 1000) * 1000;
   const used: number[] = [];
   const limited: number[] = [];
   const windowOf = (at: number) => Math.floor((at - start) / windowMs);
@@ -49,7 +49,6 @@ export async function startFixedWindowServer(options: FixedWindowServerOptions):
       'Content-Type': 'application/json',
       'X-RateLimit-Limit': String(limit),
       'X-RateLimit-Remaining': String(Math.max(0, limit - count)),
-      // Whole seconds, rounded up so a client never comes back before the window turned.
       'X-RateLimit-Reset': String(Math.ceil((start + (window + 1) * windowMs) / 1000)),
     };
     if (count > limit) {

@@ -1,0 +1,53 @@
+import { Redis } from 'ioredis';
+import type { Config } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import { RedisBudgets, redactRedisUrl } from '../ratelimit/index.ts';
+
+/**
+ * The shared rate budget when the config names a Redis, else undefined. It waits a moment for
+ * the first connection so a healthy setup starts shared; an unreachable Redis is not a reason
+ * not to start (the gates pace to their local share until it answers).
+ */
+export async function openSharedBudgets(config: Config, logger: Logger): Promise<RedisBudgets | undefined> {
+  if (!config.redisUrl) return undefined;
+  const budgets = new RedisBudgets({ url: config.redisUrl, logger: logger.child({ component: 'shared-budget' }) });
+  const ready = await budgets.ready();
+  if (ready) logger.info({ redis: budgets.where, process: budgets.processId }, 'rate budget shared through Redis');
+  else logger.warn({ redis: budgets.where }, 'Redis not reachable yet; pacing to a local share of the rate budget until it answers');
+  return budgets;
+}
+
+export interface RedisCheck {
+  ok: boolean;
+  detail: string;
+  /** A setting that works but can lose the budget or the event stream. */
+  warning?: string;
+}
+
+/**
+ * What `doctor` says of the configured Redis: reachable, its version (scripts need 5+, streams
+ * 5+), and an eviction policy that cannot drop the budget's or the stream's keys.
+ */
+export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisCheck> {
+  const where = redactRedisUrl(url);
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    const info = String(await redis.info('server'));
+    const version = /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown';
+    const major = Number(version.split('.')[0]);
+    const [, policy] = (await redis.config('GET', 'maxmemory-policy').catch(() => [])) as string[];
+    if (!(major >= 5)) return { ok: false, detail: `${where}: Redis ${version}; scripts with TIME and streams need Redis 5 or newer` };
+    const detail = `${where}: Redis ${version}, maxmemory-policy ${policy ?? 'not readable (CONFIG disabled)'}`;
+    // The budget keys carry a TTL (volatile-* may evict them) and the stream none (allkeys-* may): only noeviction keeps both.
+    if (policy !== undefined && policy !== 'noeviction') {
+      return { ok: true, detail, warning: `maxmemory-policy ${policy} may evict the shared budget (then refilled in full) or the event stream under memory pressure; set noeviction` };
+    }
+    return { ok: true, detail };
+  } catch (e) {
+    return { ok: false, detail: `${where}: not reachable (${e instanceof Error ? e.message : String(e)})` };
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The shared budget of one credential, as one atomic Lua script (a token bucket, with what
+ * the server's headers said folded in). Every key it touches is passed in KEYS and shares one
+ * hash tag, so the script runs on Redis Cluster (no CROSSSLOT). Time is Redis's own (`TIME`),
+ * one clock for every host. Every field is read with a default, so a missing or mangled one
+ * can never make the script fail half-way (`attempt to perform arithmetic on a nil value`).
+ *
+ * KEYS[1] hash: tokens, ts, limit, burst, paused (until), wrem/wreset (a fixed window's
+ *         remaining and reset), seq (takes so far), obsseq (newest take a response was used
+ *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then)
+ * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
+ * ARGV    op (take | observe | beat), process id, limit, burst, window ms, then per op:
+ *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint
+ *         observe: server limit, remaining, take seq, reset in ms, server model, pause ms
+ * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1}
+ *         and for `beat` the process ids after that.
+ */
+export const BUDGET_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local op = ARGV[1]
+local cfgLimit = tonumber(ARGV[3]) or 1
+local cfgBurst = tonumber(ARGV[4]) or 1
+local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2')
+local fresh = not f[2]
+local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
+local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
+local tokens = tonumber(f[1]) or burst
+local ts = tonumber(f[2]) or now
+local paused = tonumber(f[5]) or 0
+local wrem = tonumber(f[6])
+local wreset = tonumber(f[7])
+local seq = tonumber(f[8]) or 0
+local obsseq = tonumber(f[9]) or 0
+local hold1 = tonumber(f[10]) or 0
+local hold2 = tonumber(f[11]) or 0
+local rate = limit / windowMs
+
+if fresh and op == 'take' then
+  -- A budget that does not exist yet (first process, or Redis restarted empty) starts from what this process knows.
+  local hint = tonumber(ARGV[7])
+  local hintReset = tonumber(ARGV[8])
+  if hint then
+    tokens = math.min(tokens, hint)
+    if hintReset and hintReset > 0 then wrem = hint; wreset = now + hintReset end
+  end
+end
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+if wreset and now >= wreset then wrem = nil; wreset = nil end
+
+local wait = 0
+if op == 'take' then
+  local prio = tonumber(ARGV[6]) or 1
+  if paused > now then
+    wait = paused - now
+  elseif wrem and wrem <= 0 then
+    wait = wreset - now
+  elseif prio < 2 and hold2 > now then
+    wait = hold2 - now
+  elseif prio < 1 and hold1 > now then
+    wait = hold1 - now
+  else
+    -- Low priority leaves a reserve, so high priority work of any process finds a token.
+    local need = 1
+    if prio < 1 then need = 1 + math.max(1, math.floor(burst / 10)) end
+    if tokens < need then wait = math.ceil((need - tokens) / rate) end
+  end
+  if wait > 0 then
+    wait = math.max(1, math.ceil(wait))
+    if prio == 2 then hold2 = math.max(hold2, now + wait + 50) end
+    if prio == 1 then hold1 = math.max(hold1, now + wait + 50) end
+  else
+    tokens = tokens - 1
+    seq = seq + 1
+    if wrem then wrem = wrem - 1 end
+  end
+elseif op == 'observe' then
+  local serverLimit = tonumber(ARGV[6])
+  if serverLimit and serverLimit > 0 and serverLimit < limit then
+    limit = serverLimit
+    burst = math.min(burst, serverLimit)
+    tokens = math.min(tokens, burst)
+  end
+  local remaining = tonumber(ARGV[7])
+  local takeSeq = tonumber(ARGV[8]) or 0
+  -- Only a response to a later take than the last one used is news; takes after it are not in its count.
+  if remaining and takeSeq > obsseq and takeSeq <= seq then
+    obsseq = takeSeq
+    local estimate = math.max(0, remaining - (seq - takeSeq))
+    tokens = math.min(tokens, estimate)
+    local resetIn = tonumber(ARGV[9])
+    if ARGV[10] == 'bucket' then
+      wrem = nil; wreset = nil
+    elseif resetIn and resetIn > 0 then
+      wrem = estimate; wreset = now + resetIn
+    end
+  end
+  local pause = tonumber(ARGV[11])
+  if pause and pause > 0 then
+    paused = math.max(paused, now + pause)
+    tokens = 0
+  end
+end
+
+local ttl = math.max(120000, windowMs * 3)
+-- Only a take creates the budget (with its hints); a heartbeat or a hint alone does not.
+if op == 'take' or not fresh then
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2)
+  if wrem then
+    redis.call('HSET', KEYS[1], 'wrem', wrem, 'wreset', wreset)
+  else
+    redis.call('HDEL', KEYS[1], 'wrem', 'wreset')
+  end
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+redis.call('ZADD', KEYS[2], now, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
+redis.call('PEXPIRE', KEYS[2], ttl)
+local out = { wait, seq, limit, burst, math.floor(tokens * 1000), redis.call('ZCARD', KEYS[2]), math.max(0, paused - now), wrem or -1 }
+if op == 'beat' then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do table.insert(out, id) end
+end
+return out
+`;

@@ -1,0 +1,270 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { BUDGET_SCRIPT } from './budget-script.ts';
+import type { Priority } from './rate-gate.ts';
+import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
+
+const PRIORITY_ARG: Record<Priority, number> = { low: 0, normal: 1, high: 2 };
+
+export interface RedisBudgetsOptions {
+  /** `redis://[:password@]host:port[/db]` or `rediss://…`. */
+  url: string;
+  /** Longest wait for one Redis command before falling back to the local share. @default 500 */
+  commandTimeoutMs?: number;
+  /** How often a process in local fallback asks Redis again, and beats its heartbeat. @default 1000 / 10000 */
+  probeEveryMs?: number;
+  heartbeatEveryMs?: number;
+  /** Names this process in the heartbeat set. @default `host:pid:nonce` */
+  processId?: string;
+  /** For the local fallback's pacing. @default systemClock */
+  clock?: Clock;
+  logger?: Logger;
+}
+
+type BudgetCommand = (keyBucket: string, keyProcs: string, ...args: (string | number)[]) => Promise<(number | string)[]>;
+
+/**
+ * The shared budgets of one process, in Redis: one connection for all of them, one Lua script
+ * (loaded once, then called by its SHA) that does each step atomically. Commands never queue
+ * while Redis is away (`enableOfflineQueue: false`) and each is bounded in time, so a process
+ * whose Redis is down is never held up: it paces to its local share and keeps asking Redis in
+ * the background.
+ */
+export class RedisBudgets {
+  readonly processId: string;
+  readonly redis: Redis;
+  private readonly budgets = new Map<string, RedisSharedBudget>();
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly command: BudgetCommand;
+  readonly where: string;
+
+  constructor(readonly options: RedisBudgetsOptions) {
+    const { commandTimeoutMs = 500, heartbeatEveryMs = 10_000 } = options;
+    positiveMs('commandTimeoutMs', commandTimeoutMs, 60_000);
+    positiveMs('heartbeatEveryMs', heartbeatEveryMs, 60_000);
+    this.where = redactRedisUrl(options.url);
+    this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    const logger = options.logger ?? silentLogger;
+    this.redis = new Redis(options.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: commandTimeoutMs,
+      connectTimeout: Math.max(1_000, commandTimeoutMs * 4),
+      // Reconnect forever, at most every 2 s: the budget comes back as soon as Redis does.
+      retryStrategy: (attempt) => Math.min(2_000, attempt * 200),
+    });
+    let errorLogged = false;
+    this.redis.on('error', (e: Error) => {
+      if (errorLogged) return;
+      errorLogged = true;
+      // ioredis messages name host and port at most, never the password; log ours, not its URL.
+      logger.warn({ redis: this.where, error: e.message }, 'Redis connection error (logged once per connection loss)');
+    });
+    this.redis.on('ready', () => (errorLogged = false));
+    this.redis.defineCommand('indexbotBudget', { numberOfKeys: 2, lua: BUDGET_SCRIPT });
+    this.command = (this.redis as unknown as { indexbotBudget: BudgetCommand }).indexbotBudget.bind(this.redis);
+    this.heartbeat = setInterval(() => {
+      for (const b of this.budgets.values()) b.beat();
+    }, heartbeatEveryMs);
+    this.heartbeat.unref();
+  }
+
+  /** The budget of one credential, named by a digest of it (the credential never reaches Redis). */
+  budget(credentialDigest: string, gateName: string): SharedBudget {
+    let b = this.budgets.get(credentialDigest);
+    if (!b) {
+      b = new RedisSharedBudget(this, this.command, credentialDigest, gateName);
+      this.budgets.set(credentialDigest, b);
+    }
+    return b;
+  }
+
+  /** Waits (bounded) for the first connection, so a process starts shared when Redis is up. */
+  async ready(timeoutMs = 2_000): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.redis.once('ready', onReady);
+    });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.redis.disconnect();
+  }
+}
+
+/** Redis key prefix of one credential's budget; the braces are the cluster hash tag. */
+export function budgetKeys(credentialDigest: string): [bucket: string, processes: string] {
+  const tag = `indexbot:{${credentialDigest}}`;
+  return [`${tag}:budget`, `${tag}:processes`];
+}
+
+/** A digest of a credential that names its budget: long enough never to collide, useless to an attacker. */
+export function credentialDigest(credential: string): string {
+  return createHash('sha256').update(`indexbot-rate-budget:${credential}`).digest('hex').slice(0, 32);
+}
+
+class RedisSharedBudget implements SharedBudget {
+  private readonly keys: [string, string];
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly probeEveryMs: number;
+  private mode: 'shared' | 'local' = 'shared';
+  private lastProbe = 0;
+  private probing = false;
+  private last: { limit: number; burst: number; tokens: number; processes: number } | undefined;
+  private processes: string[] = [];
+  /** The gate's view at its last take: the limits observations and heartbeats are sent with. */
+  private view: LocalView | undefined;
+  /** The local fallback's bucket, at 1/share of the budget. */
+  private local = { tokens: 0, at: 0, share: 2 };
+
+  constructor(
+    private readonly owner: RedisBudgets,
+    private readonly command: BudgetCommand,
+    digest: string,
+    private readonly gateName: string,
+  ) {
+    this.keys = budgetKeys(digest);
+    this.logger = owner.options.logger ?? silentLogger;
+    this.clock = owner.options.clock ?? systemClock;
+    this.probeEveryMs = owner.options.probeEveryMs ?? 1_000;
+  }
+
+  async take(priority: Priority, view: LocalView): Promise<SharedTake> {
+    // The first take also lists the processes drawing on the budget; the heartbeat keeps that fresh.
+    if (!this.view) setImmediate(() => this.beat());
+    this.view = view;
+    if (this.mode === 'local') {
+      this.probe(view);
+      return this.takeLocally(view);
+    }
+    try {
+      const reply = await this.command(...this.keys, 'take', this.owner.processId, ...limits(view), PRIORITY_ARG[priority], view.remaining ?? '', view.resetInMs ?? '');
+      const [waitMs, seq] = this.absorb(reply);
+      return { waitMs, seq: waitMs === 0 ? seq : undefined };
+    } catch (e) {
+      this.fallBack(e, view);
+      return this.takeLocally(view);
+    }
+  }
+
+  observe(o: SharedObservation): void {
+    if (this.mode === 'local' || !this.view) return;
+    const args = ['observe', this.owner.processId, ...limits(this.view), o.serverLimit ?? '', o.remaining ?? '', o.seq ?? '', o.resetInMs ?? '', o.serverModel, o.pauseMs ?? ''];
+    this.command(...this.keys, ...args).then(
+      (reply) => this.absorb(reply),
+      () => {
+        // The next take finds Redis down and falls back; an observation is only a hint.
+      },
+    );
+  }
+
+  /** Refreshes this process's heartbeat and the list of processes drawing on the budget. */
+  beat(): void {
+    if (this.mode === 'local' || !this.view) return;
+    this.command(...this.keys, 'beat', this.owner.processId, ...limits(this.view)).then(
+      (reply) => {
+        this.absorb(reply);
+        this.processes = reply.slice(8).map(String);
+      },
+      () => {},
+    );
+  }
+
+  state(): SharedBudgetState {
+    return {
+      mode: this.mode,
+      limit: this.last?.limit,
+      burst: this.last?.burst,
+      tokens: this.mode === 'local' ? Math.floor(this.local.tokens * 1000) / 1000 : this.last?.tokens,
+      processes: this.processes,
+      share: this.local.share,
+    };
+  }
+
+  private absorb(reply: (number | string)[]): [number, number] {
+    const [waitMs, seq, limit, burst, milliTokens, processes] = reply.map(Number) as [number, number, number, number, number, number];
+    this.last = { limit, burst, tokens: milliTokens / 1000, processes };
+    return [waitMs, seq];
+  }
+
+  private fallBack(error: unknown, view: LocalView): void {
+    if (this.mode === 'local') return;
+    this.mode = 'local';
+    const share = Math.max(2, this.last?.processes ?? 2);
+    // Starting empty: the shared bucket may have been spent when Redis went away.
+    this.local = { tokens: 0, at: this.clock.now(), share };
+    this.lastProbe = this.clock.now();
+    this.logger.warn(
+      { gate: this.gateName, redis: this.owner.where, share, error: error instanceof Error ? error.message : String(error), limitPerWindow: Math.floor(view.limit / share) },
+      `shared rate budget unreachable; pacing locally to 1/${share} of it until Redis answers`,
+    );
+  }
+
+  private takeLocally(view: LocalView): SharedTake {
+    const { share } = this.local;
+    const limit = Math.min(view.limit, this.last?.limit ?? view.limit) / share;
+    const burst = Math.max(1, Math.min(view.burst, this.last?.burst ?? view.burst) / share);
+    const now = this.clock.now();
+    const rate = limit / view.windowMs;
+    this.local.tokens = Math.min(burst, this.local.tokens + Math.max(0, now - this.local.at) * rate);
+    this.local.at = now;
+    if (this.local.tokens >= 1) {
+      this.local.tokens -= 1;
+      return { waitMs: 0, seq: undefined };
+    }
+    return { waitMs: Math.max(1, Math.ceil((1 - this.local.tokens) / rate)), seq: undefined };
+  }
+
+  /** In local mode, asks Redis again now and then, without making any request wait for it. */
+  private probe(view: LocalView): void {
+    const now = this.clock.now();
+    if (this.probing || now - this.lastProbe < this.probeEveryMs) return;
+    this.probing = true;
+    this.lastProbe = now;
+    this.command(...this.keys, 'beat', this.owner.processId, ...limits(view)).then(
+      (reply) => {
+        this.probing = false;
+        this.absorb(reply);
+        this.processes = reply.slice(8).map(String);
+        this.mode = 'shared';
+        this.logger.info({ gate: this.gateName, redis: this.owner.where }, 'shared rate budget reachable again; taking from it');
+      },
+      () => {
+        this.probing = false;
+      },
+    );
+  }
+}
+
+function limits(view: LocalView): [number, number, number] {
+  return [view.limit, view.burst, view.windowMs];
+}
+
+/** A Redis URL fit for logs and messages: the password (and a user name) replaced. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    if (u.username && u.username !== 'default') u.username = '***';
+    return u.toString();
+  } catch {
+    return 'an unparsable Redis URL';
+  }
+}
+
+function positiveMs(name: string, value: number, max: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
+    throw new TypeError(`Expected \`${name}\` to be a number of ms in (0, ${max}], got \`${String(value)}\` (${typeof value})`);
+  }
+}

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkRedis } from '../../src/cli/redis.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { caught } from '../helpers/caught.ts';
+import { writeConfig } from '../helpers/daemon.ts';
+import { type TestRedis, freePort, startRedis } from '../helpers/redis.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe('Redis in config and doctor', () => {
+  it('takes the URL from rateLimit.redis or INDEXBOT_REDIS_URL (which wins), and names a bad one without repeating it', () => {
+    const db = tempDbPath();
+    const path = writeConfig(db, { baseUrl: 'http://127.0.0.1:1/v1', rateLimit: { redis: 'redis://127.0.0.1:6379/1' } });
+    expect(loadConfig({ config: path }, {}).redisUrl).toBe('redis://127.0.0.1:6379/1');
+    expect(loadConfig({ config: path }, { INDEXBOT_REDIS_URL: 'redis://other:6379' }).redisUrl).toBe('redis://other:6379');
+    const bad = caught(() => loadConfig({ config: path }, { INDEXBOT_REDIS_URL: 'http://:s3cret@host:6379' }));
+    expect(bad.message).toMatch(/rateLimit\.redis.*redis:\/\//);
+    expect(bad.message).not.toContain('s3cret');
+    const viaEnv = writeConfig(db, { baseUrl: 'http://127.0.0.1:1/v1', rateLimit: { redis: 'env:MY_REDIS' } });
+    expect(loadConfig({ config: viaEnv }, { MY_REDIS: 'rediss://:pw@h:6380' }).redisUrl).toBe('rediss://:pw@h:6380');
+    expect(caught(() => loadConfig({ config: viaEnv }, {})).message).toMatch(/MY_REDIS is not set/);
+  });
+
+  it('doctor: reachable with its version, warns of an eviction policy that can drop the budget, fails unreachable without the password', async () => {
+    const ok = await checkRedis(redis.url);
+    expect(ok).toMatchObject({ ok: true });
+    expect(ok.detail).toMatch(/Redis \d+\.\d+\.\d+, maxmemory-policy noeviction/);
+    expect(ok.warning).toBeUndefined();
+
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(redis.url);
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    const risky = await checkRedis(redis.url);
+    expect(risky.warning).toMatch(/allkeys-lru.*noeviction/);
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    admin.disconnect();
+
+    const down = await checkRedis(`redis://:hunter2@127.0.0.1:${await freePort()}`, 1_000);
+    expect(down.ok).toBe(false);
+    expect(down.detail).toMatch(/not reachable/);
+    expect(down.detail).not.toContain('hunter2');
+  });
+});

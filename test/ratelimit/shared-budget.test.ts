@@ -1,0 +1,159 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalView, RedisBudgets, budgetKeys, credentialDigest, redactRedisUrl } from '../../src/ratelimit/index.ts';
+import { type TestRedis, startRedis } from '../helpers/redis.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const opened: RedisBudgets[] = [];
+afterEach(async () => {
+  for (const b of opened.splice(0)) await b.close();
+});
+
+/** One "process": its own connection and id, as each daemon has. */
+async function proc(name: string, options: Partial<ConstructorParameters<typeof RedisBudgets>[0]> = {}) {
+  const budgets = new RedisBudgets({ url: redis.url, processId: name, ...options });
+  opened.push(budgets);
+  expect(await budgets.ready()).toBe(true);
+  return budgets;
+}
+
+const view = (o: Partial<LocalView> = {}): LocalView => ({ limit: 10, burst: 5, windowMs: 60_000, remaining: undefined, resetInMs: undefined, ...o });
+let n = 0;
+const freshDigest = () => credentialDigest(`test-key-${++n}-${Date.now()}`);
+
+describe('RedisBudgets (against a real redis-server)', () => {
+  it('two processes on one credential draw from one bucket', async () => {
+    const digest = freshDigest();
+    const [a, b] = [(await proc('a')).budget(digest, 'key:a'), (await proc('b')).budget(digest, 'key:b')];
+    const takes = [];
+    for (let i = 0; i < 4; i++) takes.push(await a.take('normal', view()), await b.take('normal', view()));
+    // Burst 5 shared: five go, the other three are told to wait about one token's time (6 s at 10/min).
+    expect(takes.filter((t) => t.waitMs === 0)).toHaveLength(5);
+    expect(takes.filter((t) => t.waitMs > 0).every((t) => t.waitMs > 5_000 && t.waitMs <= 6_000)).toBe(true);
+    expect(new Set(takes.filter((t) => t.waitMs === 0).map((t) => t.seq))).toEqual(new Set([1, 2, 3, 4, 5]));
+  });
+
+  it('a smaller server limit, a spent fixed window and a 429 seen by one process hold back the others', async () => {
+    const digest = freshDigest();
+    const a = (await proc('a')).budget(digest, 'key:a');
+    const b = (await proc('b')).budget(digest, 'key:b');
+    const first = await a.take('normal', view({ limit: 100, burst: 100 }));
+    a.observe({ seq: first.seq, serverLimit: 3, remaining: 0, resetInMs: 1_500, serverModel: 'window', pauseMs: undefined });
+    await new Promise((r) => setTimeout(r, 50));
+    const t = await b.take('high', view({ limit: 100, burst: 100 }));
+    expect(t.waitMs).toBeGreaterThan(1_300);
+    expect(t.waitMs).toBeLessThanOrEqual(1_500);
+    expect(b.state()).toMatchObject({ mode: 'shared', limit: 3, burst: 3 });
+
+    const other = freshDigest();
+    const c = (await proc('c')).budget(other, 'key:c');
+    const d = (await proc('d')).budget(other, 'key:d');
+    const taken = await c.take('normal', view());
+    c.observe({ seq: taken.seq, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'unknown', pauseMs: 2_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    const paused = await d.take('high', view());
+    expect(paused.waitMs).toBeGreaterThan(1_800);
+  });
+
+  it('low priority leaves a reserve and yields while high priority work waits in another process', async () => {
+    const digest = freshDigest();
+    const backfill = (await proc('backfill')).budget(digest, 'key:x');
+    const live = (await proc('live')).budget(digest, 'key:y');
+    const v = view({ limit: 600, burst: 20 }); // one token per 100 ms
+    let low = 0;
+    while ((await backfill.take('low', v)).waitMs === 0) low++;
+    // 20 tokens: low stops with a reserve of 2 left, which high still gets at once.
+    expect(low).toBe(18);
+    expect((await live.take('high', v)).waitMs).toBe(0);
+    expect((await live.take('high', v)).waitMs).toBe(0);
+    const waiting = await live.take('high', v);
+    expect(waiting.waitMs).toBeGreaterThan(0);
+    // While that high request waits, low is refused even once a token is back.
+    await new Promise((r) => setTimeout(r, waiting.waitMs + 10));
+    expect((await backfill.take('low', v)).waitMs).toBeGreaterThan(0);
+    expect((await live.take('high', v)).waitMs).toBe(0);
+  });
+
+  it('keys carry a hash tag and a digest, never the credential', async () => {
+    const secret = 'ib_live_supersecret_key';
+    const budgets = await proc('k');
+    await budgets.budget(credentialDigest(secret), 'key:k').take('normal', view());
+    const keys = await budgets.redis.keys('*');
+    const [bucket, processes] = budgetKeys(credentialDigest(secret));
+    expect(keys).toEqual(expect.arrayContaining([bucket, processes]));
+    expect(keys.join(' ')).not.toContain(secret);
+    for (const k of [bucket, processes]) expect(/\{[0-9a-f]{32}\}/.exec(k)?.[0]).toBe(`{${credentialDigest(secret)}}`);
+    // One slot for both keys, as Redis Cluster needs for one script.
+    expect(await budgets.redis.pttl(bucket)).toBeGreaterThan(0);
+  });
+
+  it('falls back to 1/N of the budget when Redis is down, logs it once, and returns when Redis is back', async () => {
+    const digest = freshDigest();
+    const lines: { level: string; msg: string; obj: unknown }[] = [];
+    const logger = {
+      info: (obj: unknown, msg: string) => lines.push({ level: 'info', msg, obj }),
+      warn: (obj: unknown, msg: string) => lines.push({ level: 'warn', msg, obj }),
+      error: () => {},
+      debug: () => {},
+      child: () => logger,
+    } as never;
+    const a = (await proc('a', { logger, probeEveryMs: 200, commandTimeoutMs: 200 })).budget(digest, 'key:a');
+    const others = [await proc('b'), await proc('c'), await proc('d')];
+    const v = view({ limit: 1_200, burst: 20 }); // 20 per second, shared
+    for (const o of others) await o.budget(digest, 'key:o').take('normal', v);
+    expect((await a.take('normal', v)).waitMs).toBe(0);
+    await redis.kill();
+    // Four processes seen: this one paces at 5 per second, starting empty.
+    const started = Date.now();
+    let went = 0;
+    while (Date.now() - started < 1_000) {
+      const t = await a.take('normal', v);
+      if (t.waitMs === 0) went++;
+      else await new Promise((r) => setTimeout(r, t.waitMs));
+    }
+    expect(a.state()).toMatchObject({ mode: 'local', share: 4 });
+    expect(went).toBeGreaterThanOrEqual(3);
+    expect(went).toBeLessThanOrEqual(6);
+    expect(lines.filter((l) => l.msg.startsWith('shared rate budget unreachable'))).toHaveLength(1);
+
+    await redis.restart();
+    const back = Date.now();
+    while (a.state().mode === 'local' && Date.now() - back < 5_000) {
+      await a.take('normal', v);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(a.state().mode).toBe('shared');
+    expect(lines.filter((l) => l.msg.startsWith('shared rate budget reachable again'))).toHaveLength(1);
+    expect(JSON.stringify(lines)).not.toContain('password');
+  });
+
+  it('never shows a Redis password in what it logs', () => {
+    expect(redactRedisUrl('redis://:hunter2@db.example:6379/2')).toBe('redis://:***@db.example:6379/2');
+    expect(redactRedisUrl('rediss://ops:hunter2@db.example:6380')).toBe('rediss://***:***@db.example:6380');
+    const unreachable = new RedisBudgets({ url: 'redis://:hunter2@127.0.0.1:1', processId: 'x' });
+    opened.push(unreachable);
+    expect(unreachable.where).not.toContain('hunter2');
+  });
+});
+
+// The processes' connections are real: check none is left open (bottleneck's growing-connections failure).
+it('one connection per process, closed again by close()', async () => {
+  const probe = new Redis(redis.url);
+  const count = async () => ((await probe.call('CLIENT', 'LIST')) as string).trim().split('\n').length;
+  const before = await count();
+  const budgets = await proc('conn');
+  for (let i = 0; i < 5; i++) await budgets.budget(freshDigest(), `key:${i}`).take('normal', view());
+  expect(await count()).toBe(before + 1);
+  await budgets.close();
+  opened.splice(opened.indexOf(budgets), 1);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(await count()).toBe(before);
+  probe.disconnect();
+});

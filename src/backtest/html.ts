@@ -10,7 +10,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const require = createRequire(import.meta.url);
 let uplotAssets: { js: string; css: string } | undefined;
 /** uPlot's own build, read once and inlined: the page needs no network. */
-function uplot(): { js: string; css: string } {
+export function uplot(): { js: string; css: string } {
   uplotAssets ??= {
     js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
     css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
@@ -18,7 +18,7 @@ function uplot(): { js: string; css: string } {
   return uplotAssets;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** JSON safe inside a script element. */
 const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
 

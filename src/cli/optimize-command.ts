@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { fixed, formatTable, pct } from '../backtest/index.ts';
+import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { stableHash } from '../detect/index.ts';
+import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, optimize, ranked, readSpace, renderOptimizePage, serialRunner } from '../research/index.ts';
+import { SnapshotStore } from '../store/index.ts';
+import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { LOG_FLAGS, choiceOption, intOption, loggerFor, withConfigFlags } from './options.ts';
+
+interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
+  strategy: string;
+  space: string;
+  trials: number;
+  metric: RankMetric;
+  sampler: Sampler;
+  seed: number;
+  startup: number;
+  params: Record<string, unknown>[];
+  out?: string;
+  top: number;
+  json?: boolean;
+}
+
+/** A sampled float with six significant digits: the table stays readable; trials.jsonl keeps every digit. */
+const shortValue = (v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(6))) : JSON.stringify(v));
+
+export function registerOptimizeCommand(program: Command): void {
+  withConfigFlags(
+    withBacktestInputOptions(
+      program
+        .command('optimize')
+        .description('search a strategy params space (random, or TPE) for the best figure; trials are kept as they finish, so a search resumes where it stopped')
+        .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file')
+        .requiredOption('--space <file>', 'JSON file: param -> [min, max], {min, max, log?, int?} or {values: [...]}')
+        .requiredOption('--trials <n>', 'trials in all (those already in the study count)', intOption(1, 100_000)),
+    )
+      .option('--metric <name>', `what to maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
+      .option('--sampler <name>', `${SAMPLERS.join(' or ')} (Tree-structured Parzen Estimator after the random start)`, choiceOption(SAMPLERS), 'tpe')
+      .option('--seed <n>', 'the same seed gives the same trials', intOption(0, 2 ** 32 - 1), 1)
+      .option('--startup <n>', 'random trials before TPE takes over', intOption(1, 10_000), 10)
+      .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption, [])
+      .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
+      .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')
+      .option('--json', 'print the trials, best first, as JSON'),
+    'config',
+    'db',
+    ...LOG_FLAGS,
+    'strategies',
+  ).action(async (flags: OptimizeFlags) => {
+    const config = loadConfig(flags, process.env, { server: false });
+    const logger = loggerFor(config);
+    const loaded = await resolveStrategy(flags.strategy, config, logger);
+    const space = readSpace(flags.space, loaded.strategy);
+    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...flags.params);
+    const cache = SnapshotStore.open(config.db, { readonly: true });
+    try {
+      const { from, to, ...common } = backtestInputs(flags, config, cache, logger);
+      const identity = {
+        strategy: loaded.strategy.name,
+        sourceHash: createHash('sha256').update(readFileSync(loaded.file)).digest('hex'),
+        space,
+        base,
+        metric: flags.metric,
+        sampler: flags.sampler,
+        seed: flags.seed,
+        startup: flags.startup,
+        range: { from, to, indexes: common.indexes, interval: common.interval, cash: common.cash, feeBps: common.feeBps, slippageBps: common.slippageBps },
+      };
+      const dir = flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`);
+      let resumed: number | undefined;
+      const trials = await optimize({
+        dir,
+        identity,
+        space,
+        base,
+        trials: flags.trials,
+        metric: flags.metric,
+        sampler: flags.sampler,
+        seed: flags.seed,
+        startup: flags.startup,
+        from,
+        to,
+        run: serialRunner(loaded, common),
+        onTrial: (t, done) => {
+          resumed ??= done - 1;
+          logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
+        },
+      });
+      const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
+      writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
+      const best = ranked(trials);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(best, null, 1)}\n`);
+        return;
+      }
+      const keys = space.map((d) => d.key);
+      const rows = best
+        .slice(0, flags.top)
+        .map((t, i) => [
+          String(i + 1),
+          String(t.n),
+          ...keys.map((k) => shortValue(t.params[k])),
+          fixed(t.score, 4),
+          pct(t.metrics.totalReturn),
+          fixed(t.metrics.sharpe),
+          pct(t.metrics.maxDrawdown),
+          String(t.metrics.trades),
+        ]);
+      const fresh = trials.length - (resumed ?? trials.length);
+      process.stdout.write(
+        `${[
+          `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study)`,
+          formatTable([['rank', 'trial', ...keys, flags.metric, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
+          `study: ${dir} (trials.jsonl, optimize.html)`,
+        ].join('\n')}\n`,
+      );
+    } finally {
+      cache.close();
+    }
+  });
+}

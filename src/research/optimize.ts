@@ -1,0 +1,128 @@
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StrategyMetrics } from '../backtest/index.ts';
+import { ConfigError } from '../core/index.ts';
+import { type Dimension, decode, encode, trialRandom } from './space.ts';
+import { tpePropose } from './tpe.ts';
+import { type RankMetric, type TrialRunner, score } from './trials.ts';
+
+/**
+ * A parameter search over a space, one trial at a time, each appended to `trials.jsonl` in
+ * the study's directory as soon as it finishes (and synced): a search killed at any moment
+ * resumes from the trials it has, and proposes the same next trials it would have. Trial n
+ * draws from its own generator (seed, n), and TPE reads only the finished trials, so the
+ * same seed gives the same trials, interrupted or not.
+ */
+
+export const SAMPLERS = ['random', 'tpe'] as const;
+export type Sampler = (typeof SAMPLERS)[number];
+
+export interface StoredTrial {
+  n: number;
+  params: Record<string, unknown>;
+  /** The figure ranked by; null when the run had none (too short, no trades). */
+  score: number | null;
+  runId: string;
+  metrics: Pick<StrategyMetrics, 'totalReturn' | 'cagr' | 'sharpe' | 'sortino' | 'calmar' | 'maxDrawdown' | 'trades' | 'winRate' | 'profitFactor'>;
+}
+
+export interface StudyOptions {
+  dir: string;
+  /** What makes two searches the same study: a different value refuses to resume here. */
+  identity: unknown;
+  space: Dimension[];
+  /** Params every trial shares, under the sampled ones. */
+  base: Record<string, unknown>;
+  trials: number;
+  metric: RankMetric;
+  sampler: Sampler;
+  seed: number;
+  /** Random trials before TPE takes over. @default 10 */
+  startup?: number;
+  run: TrialRunner;
+  from: number;
+  to: number;
+  onTrial?: (t: StoredTrial, done: number) => void;
+}
+
+export function readTrials(dir: string): StoredTrial[] {
+  const file = join(dir, 'trials.jsonl');
+  if (!existsSync(file)) return [];
+  const out: StoredTrial[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as StoredTrial);
+    } catch {
+      // A line cut short by a kill: that trial runs again.
+      break;
+    }
+  }
+  return out;
+}
+
+export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
+  mkdirSync(o.dir, { recursive: true });
+  const studyFile = join(o.dir, 'study.json');
+  const identity = `${JSON.stringify(o.identity, null, 1)}\n`;
+  if (existsSync(studyFile) && readFileSync(studyFile, 'utf8') !== identity) {
+    throw new ConfigError(`${o.dir} holds another search (different strategy, space, range, metric, sampler or seed); give another --out`);
+  }
+  writeFileSync(studyFile, identity);
+  const done = readTrials(o.dir);
+  // Rewrite what was read: drops a partial last line before appending.
+  writeFileSync(join(o.dir, 'trials.jsonl'), done.map((t) => `${JSON.stringify(t)}\n`).join(''));
+  const startup = o.startup ?? 10;
+  const levels = o.space.map((d) => (d.kind === 'choice' ? d.values.length : 0));
+  for (let n = done.length; n < o.trials; n++) {
+    const random = trialRandom(o.seed, n);
+    const u =
+      o.sampler === 'tpe' && n >= startup
+        ? tpePropose(
+            done.map((t) => ({ u: o.space.map((d) => encode(d, t.params[d.key])), score: t.score ?? Number.NEGATIVE_INFINITY })),
+            levels,
+            random,
+          )
+        : o.space.map(() => random());
+    const sampled = Object.fromEntries(o.space.map((d, i) => [d.key, decode(d, u[i]!)]));
+    const [r] = await o.run([{ params: { ...o.base, ...sampled }, from: o.from, to: o.to }]);
+    const m = r!.metrics;
+    const s = score(m, o.metric);
+    const trial: StoredTrial = {
+      n,
+      params: sampled,
+      score: Number.isFinite(s) ? s : null,
+      runId: r!.runId,
+      metrics: {
+        totalReturn: m.totalReturn,
+        cagr: m.cagr,
+        sharpe: m.sharpe,
+        sortino: m.sortino,
+        calmar: m.calmar,
+        maxDrawdown: m.maxDrawdown,
+        trades: m.trades,
+        winRate: m.winRate,
+        profitFactor: m.profitFactor,
+      },
+    };
+    appendSynced(join(o.dir, 'trials.jsonl'), `${JSON.stringify(trial)}\n`);
+    done.push(trial);
+    o.onTrial?.(trial, done.length);
+  }
+  return done;
+}
+
+function appendSynced(file: string, line: string): void {
+  appendFileSync(file, line);
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Best first; a trial without a figure last; ties by trial number. */
+export function ranked(trials: readonly StoredTrial[]): StoredTrial[] {
+  return [...trials].sort((a, b) => (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY) || a.n - b.n);
+}

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from '../core/index.ts';
+
+/**
+ * A search space over a strategy's params, read from a JSON file:
+ *
+ *   { "holdHours": [6, 72],                          a range; whole numbers when the schema says integer
+ *     "minIncrease": { "min": 0.001, "max": 0.05, "log": true },
+ *     "maxTokens": { "min": 1, "max": 5, "int": true },
+ *     "mode": { "values": ["a", "b"] } }             a choice
+ *
+ * Every key must be a param of the strategy, and a range must lie inside the schema's bounds.
+ * Samplers work in the unit interval; `decode` maps a unit value back to the param.
+ */
+export type Dimension = { key: string; kind: 'range'; min: number; max: number; int: boolean; log: boolean } | { key: string; kind: 'choice'; values: unknown[] };
+
+const rangeSpec = z.strictObject({ min: z.number(), max: z.number(), log: z.boolean().optional(), int: z.boolean().optional() });
+const choiceSpec = z.strictObject({ values: z.array(z.unknown()).min(1) });
+const pairSpec = z.tuple([z.number(), z.number()]);
+
+interface SchemaProperty {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+}
+
+export function readSpace(file: string, strategy: { name: string; params: z.ZodType }): Dimension[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`${file}: not a readable JSON search space: ${(e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || Object.keys(raw).length === 0) {
+    throw new ConfigError(`${file}: expected an object of param name to a range [min, max], {min, max, log?, int?} or {values: [...]}`);
+  }
+  const properties = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, SchemaProperty> }).properties ?? {};
+  return Object.entries(raw).map(([key, spec]): Dimension => {
+    const prop = properties[key];
+    if (!prop) throw new ConfigError(`${file}: ${key}: not a param of ${strategy.name} (its params: ${Object.keys(properties).join(', ') || 'none'})`);
+    const choice = choiceSpec.safeParse(spec);
+    if (choice.success) return { key, kind: 'choice', values: choice.data.values };
+    const pair = pairSpec.safeParse(spec);
+    const range = pair.success ? { min: pair.data[0], max: pair.data[1] } : rangeSpec.safeParse(spec).data;
+    if (!range) throw new ConfigError(`${file}: ${key}: expected [min, max], {min, max, log?, int?} or {values: [...]}, got ${JSON.stringify(spec)}`);
+    const { min, max } = range;
+    const int = ('int' in range && range.int) || prop.type === 'integer';
+    const log = ('log' in range && range.log) ?? false;
+    if (!(Number.isFinite(min) && Number.isFinite(max) && min < max)) throw new ConfigError(`${file}: ${key}: expected min < max, got ${min} .. ${max}`);
+    if (log && min <= 0) throw new ConfigError(`${file}: ${key}: a log range needs min > 0, got ${min}`);
+    const lo = prop.minimum ?? prop.exclusiveMinimum;
+    const hi = prop.maximum ?? prop.exclusiveMaximum;
+    if ((lo !== undefined && (min < lo || (prop.exclusiveMinimum !== undefined && min <= lo))) || (hi !== undefined && (max > hi || (prop.exclusiveMaximum !== undefined && max >= hi)))) {
+      throw new ConfigError(`${file}: ${key}: ${min} .. ${max} is outside what ${strategy.name} accepts (${lo ?? '-inf'} .. ${hi ?? 'inf'})`);
+    }
+    return { key, kind: 'range', min, max, int, log };
+  });
+}
+
+/** Each whole number owns an equal slice of the unit interval (of its log, for a log range). */
+function intBounds(d: { min: number; max: number; log: boolean }): [number, number] {
+  return d.log ? [Math.log(Math.max(d.min - 0.5, d.min / 2)), Math.log(d.max + 0.5)] : [d.min - 0.5, d.max + 0.5];
+}
+
+/** The param value at unit position `u` in [0, 1]. */
+export function decode(d: Dimension, u: number): unknown {
+  const x = Math.min(1, Math.max(0, u));
+  if (d.kind === 'choice') return d.values[Math.min(d.values.length - 1, Math.floor(x * d.values.length))];
+  if (d.int) {
+    const [lo, hi] = intBounds(d);
+    const v = lo + x * (hi - lo);
+    return Math.min(d.max, Math.max(d.min, Math.round(d.log ? Math.exp(v) : v)));
+  }
+  return d.log ? Math.exp(Math.log(d.min) + x * (Math.log(d.max) - Math.log(d.min))) : d.min + x * (d.max - d.min);
+}
+
+/** Where a param value sits in [0, 1] (the inverse of `decode`, to the middle of its slice). */
+export function encode(d: Dimension, value: unknown): number {
+  if (d.kind === 'choice') {
+    const i = d.values.findIndex((v) => JSON.stringify(v) === JSON.stringify(value));
+    return (Math.max(0, i) + 0.5) / d.values.length;
+  }
+  const v = value as number;
+  if (d.int) {
+    const [lo, hi] = intBounds(d);
+    return ((d.log ? Math.log(v) : v) - lo) / (hi - lo);
+  }
+  return d.log ? (Math.log(v) - Math.log(d.min)) / (Math.log(d.max) - Math.log(d.min)) : (v - d.min) / (d.max - d.min);
+}
+
+/** mulberry32: a small, fast, seedable generator; the same seed gives the same stream on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The generator of trial `n` of a search with `seed`: a trial's draw does not depend on how many came before it in this process. */
+export function trialRandom(seed: number, n: number): () => number {
+  const r = seededRandom((Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(n + 1, 0xc2b2ae35)) >>> 0);
+  r();
+  return r;
+}

@@ -55,6 +55,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   let shared: RedisBudgets | undefined;
+  // What is running, to stop (in reverse) before the store closes if a later step fails.
+  const started: (() => unknown)[] = [];
   try {
     store = SnapshotStore.open(config.db);
     const faces = new RemoteFaces(config, logger);
@@ -91,7 +93,9 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       },
       () => alerts.notify(),
     );
+    started.push(() => runtime.stop());
     alerts.start();
+    started.push(() => alerts.stop());
     const poller = new Poller({
       client,
       store: openStore,
@@ -116,23 +120,22 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       }
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
+    started.push(
+      () => clearInterval(statusTimer),
+      () => faces.stop(),
+    );
     const clock = options.strategyClock;
-    await faces
-      .start({
-        store: openStore,
-        indexes,
-        status: () => collectStatus(openStore, Date.now()),
-        gates: () => client.rateGates(),
-        marketNow: () => clock?.now() ?? Date.now(),
-        strategies: runtime,
-        sendTestAlert: () => sendTestAlert(config),
-      })
-      .catch(async (e) => {
-        clearInterval(statusTimer);
-        await Promise.all([runtime.stop(), alerts.stop(), faces.stop()]);
-        throw e;
-      });
+    await faces.start({
+      store: openStore,
+      indexes,
+      status: () => collectStatus(openStore, Date.now()),
+      gates: () => client.rateGates(),
+      marketNow: () => clock?.now() ?? Date.now(),
+      strategies: runtime,
+      sendTestAlert: () => sendTestAlert(config),
+    });
     poller.start();
+    started.push(() => poller.stop(config.shutdownGraceMs));
     retention?.start();
     logger.info({ indexes, strategies: runtime.names, alertSinks: config.alerts.sinks.map((s) => s.name), db: config.db, baseUrl: config.baseUrl, tier: config.tier }, 'indexbot running');
     return {
@@ -142,25 +145,38 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       indexes,
       strategies: runtime.names,
       async stop() {
-        clearInterval(statusTimer);
-        await faces.stop();
-        await poller.stop(config.shutdownGraceMs);
-        await runtime.stop();
-        await alerts.stop();
-        await retention?.stop();
-        report();
-        await shared?.close();
-        openStore.close();
-        lock.release();
+        await inTurn([
+          () => clearInterval(statusTimer),
+          () => faces.stop(),
+          () => poller.stop(config.shutdownGraceMs),
+          () => runtime.stop(),
+          () => alerts.stop(),
+          () => retention?.stop(),
+          report,
+          () => shared?.close(),
+          () => openStore.close(),
+          () => lock.release(),
+        ]);
         logger.info({}, 'indexbot stopped');
       },
     };
   } catch (e) {
-    await shared?.close();
-    store?.close();
-    lock.release();
+    await inTurn([...started.reverse(), () => shared?.close(), () => store?.close(), () => lock.release()]).catch(() => undefined);
     throw e;
   }
+}
+
+/** Runs every step, in order, even past one that throws (so the lock is always released), then throws the first failure. */
+async function inTurn(steps: (() => unknown)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (e) {
+      failures.push(e);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */

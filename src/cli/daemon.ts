@@ -11,7 +11,7 @@ import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/ind
 import { openSharedBudgets } from './redis.ts';
 import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
-import { collectStatus } from './status-command.ts';
+import { collectStatus, strategyStatus } from './status-command.ts';
 
 export interface DaemonOptions {
   logger: Logger;
@@ -19,6 +19,8 @@ export interface DaemonOptions {
   onEvents?: (events: IndexbotEvent[]) => void;
   onAlert?: (strategy: string, message: string, data: unknown) => void;
   onFill?: (strategy: string, fill: Fill) => void;
+  /** After each poll, with how late it started (bench/http.ts). */
+  onPoll?: (p: { job: string; ok: boolean; lateMs: number; durationMs: number }) => void;
   /**
    * The clock strategies see, and cut their queries at. @default the system clock; the demo
    * passes the sandbox's simulated clock, whose market runs ahead of real time.
@@ -109,7 +111,10 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         faces.onEvents(events);
         options.onEvents?.(events);
       },
-      onPoll: (p) => faces.onPoll(p),
+      onPoll: (p) => {
+        faces.onPoll(p);
+        options.onPoll?.(p);
+      },
     });
     const retention = config.retentionDays > 0 ? new RetentionJob({ store: openStore, days: config.retentionDays, logger: logger.child({ component: 'retention' }) }) : undefined;
     const report = () => {
@@ -129,6 +134,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       store: openStore,
       indexes,
       status: () => collectStatus(openStore, Date.now()),
+      strategyBooks: () => strategyStatus(openStore),
       gates: () => client.rateGates(),
       marketNow: () => clock?.now() ?? Date.now(),
       strategies: runtime,

@@ -45,7 +45,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
 }
 
 /** Each strategy's paper account valued at the latest prices the cache holds. */
-function strategyStatus(store: SnapshotStore) {
+export function strategyStatus(store: SnapshotStore) {
   const t = store.strategies;
   const latest = Number.MAX_SAFE_INTEGER;
   return t.accounts().map((a) => {

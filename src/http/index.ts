@@ -65,16 +65,17 @@ export class RemoteFaces {
     const { http } = this.config;
     if (http && this.metrics && this.stream) {
       this.metrics.bind({
-        gates: control.gates,
         jobs: () => control.store.jobStates(),
-        strategies: () => {
+        // Five gauges read the books: valued once per scrape, not five times.
+        strategies: oncePerScrape(() => {
           const paused = new Set(control.strategies.paused());
           return control
-            .status()
-            .strategies.filter((s) => control.strategies.names.includes(s.strategy))
+            .strategyBooks()
+            .filter((s) => control.strategies.names.includes(s.strategy))
             .map((s) => ({ ...s, paused: paused.has(s.strategy) }));
-        },
-        outbox: () => control.store.outbox.summary(),
+        }),
+        gates: oncePerScrape(control.gates),
+        outbox: oncePerScrape(() => control.store.outbox.summary()),
         dbPath: control.store.path,
         lastEventSeq: () => control.store.lastEventSeq(),
         now: Date.now,
@@ -95,4 +96,14 @@ export class RemoteFaces {
     await Promise.all(this.telegram.map((t) => t.stop()));
     await this.server?.close();
   }
+}
+
+/** A read that every gauge of one scrape shares: a scrape reads all gauges within a few ms. */
+function oncePerScrape<T>(read: () => T, ms = 250): () => T {
+  let cached: { at: number; value: T } | undefined;
+  return () => {
+    const now = performance.now();
+    if (!cached || now - cached.at > ms) cached = { at: now, value: read() };
+    return cached.value;
+  };
 }

@@ -17,6 +17,8 @@ export interface BotControl {
   indexes: string[];
   /** The same report `indexbot status --json` prints. */
   status(): StatusReport & Record<string, unknown>;
+  /** Its strategies part alone (paper accounts at the latest cached prices), cheaper to read often. */
+  strategyBooks(): StatusReport['strategies'];
   /** The rate gates as they are now (status holds the last 5-second report). */
   gates(): RateGateState[];
   /** The strategies' clock (the sandbox's simulated one in the demo). */
@@ -211,8 +213,8 @@ export class HttpServer {
         const paused = new Set(c.strategies.paused());
         const parked = c.store.strategies.parked();
         const strategies = c
-          .status()
-          .strategies.filter((s) => c.strategies.names.includes(s.strategy))
+          .strategyBooks()
+          .filter((s) => c.strategies.names.includes(s.strategy))
           .map((s) => ({ ...s, paused: paused.has(s.strategy), parked: parked.filter((p) => p.strategy === s.strategy), recentFills: recentFills(c.store, s.strategy, 20) }));
         json(res, 200, { strategies });
       }),

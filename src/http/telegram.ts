@@ -117,8 +117,8 @@ export class TelegramCommands {
       case '/strategies': {
         const paused = new Set(c.strategies.paused());
         const lines = c
-          .status()
-          .strategies.filter((s) => c.strategies.names.includes(s.strategy))
+          .strategyBooks()
+          .filter((s) => c.strategies.names.includes(s.strategy))
           .map((s) => `${s.strategy}${paused.has(s.strategy) ? ' (paused)' : ''}: equity ${s.equity.toFixed(2)}, P&L ${s.pnlUsd.toFixed(2)} USD, ${s.positions.length} positions, ${s.parked} parked`);
         return lines.join('\n') || 'no strategies';
       }

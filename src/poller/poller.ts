@@ -25,7 +25,11 @@ export interface PollerOptions {
   logger?: Logger;
   /** Called with the events each poll stored, after its transaction committed. */
   onEvents?: (events: IndexbotEvent[]) => void;
-  /** Called after each poll: `lateMs` is how long after its due time it started (metrics, benchmarks). */
+  /**
+   * Called after each poll: `lateMs` is how long it started after it could have, i.e. after its
+   * due time and the end of its previous run (a run overlapping its next due time is the
+   * server's slowness, not a scheduling delay). For metrics and benchmarks.
+   */
   onPoll?: (p: { job: string; ok: boolean; lateMs: number; durationMs: number }) => void;
 }
 
@@ -36,6 +40,7 @@ interface JobRun {
   nextDueAt: number;
   failures: number;
   running: Promise<void> | undefined;
+  finishedAt: number;
 }
 
 /**
@@ -70,7 +75,7 @@ export class Poller {
       const lastSuccess = last.get(job.name);
       // Due at once if its interval has passed while we were down: one catch-up fetch.
       const nextDueAt = lastSuccess == null ? now : Math.min(now + job.intervalMs, Math.max(now, lastSuccess + job.intervalMs));
-      return { job, nextDueAt, failures: 0, running: undefined };
+      return { job, nextDueAt, failures: 0, running: undefined, finishedAt: 0 };
     });
   }
 
@@ -130,7 +135,7 @@ export class Poller {
   private async runJob(run: JobRun): Promise<void> {
     const { job } = run;
     const started = this.clock.now();
-    const lateMs = started - run.nextDueAt;
+    const lateMs = started - Math.max(run.nextDueAt, run.finishedAt);
     let ok = false;
     try {
       const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal });
@@ -159,7 +164,8 @@ export class Poller {
         this.logger.error({ job: job.name, error: failureFields(storeError) }, 'could not record the failed poll');
       }
     } finally {
-      this.o.onPoll?.({ job: job.name, ok, lateMs, durationMs: this.clock.now() - started });
+      run.finishedAt = this.clock.now();
+      this.o.onPoll?.({ job: job.name, ok, lateMs, durationMs: run.finishedAt - started });
     }
   }
 }

@@ -1,3 +1,4 @@
+import { plainText } from '../core/index.ts';
 import type { IndexbotEvent, WeightChange } from '../detect/index.ts';
 import type { StrategyAlertRow } from '../store/index.ts';
 import type { Alert } from './sinks.ts';
@@ -16,8 +17,12 @@ export function describeChanges(changes: readonly WeightChange[]): string {
   return parts.length ? parts.join('; ') : 'no weight changes';
 }
 
-/** The headline of an event, for logs and the console. */
+/** The headline of an event, for logs, the console and every sink: plain text, whatever the server sent. */
 export function describeEvent(e: IndexbotEvent): string {
+  return plainText(headline(e));
+}
+
+function headline(e: IndexbotEvent): string {
   switch (e.type) {
     case 'rebalance.announced':
       return `${e.indexId}: rebalance ${e.payload.rebalanceId} announced, effective ${when(e.payload.effectiveAt)} UTC: ${describeChanges(e.payload.changes)}`;
@@ -55,7 +60,7 @@ export const strategyAlertKey = (a: Pick<StrategyAlertRow, 'strategy' | 'id'>) =
 export function strategyAlert(a: StrategyAlertRow): Alert {
   return {
     id: strategyAlertKey(a),
-    text: `${a.strategy}: ${a.message}`,
+    text: plainText(`${a.strategy}: ${a.message}`),
     fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
   };
 }

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import axios, { type AxiosInstance } from 'axios';
+import { plainText } from '../core/index.ts';
 import type { EventType, IndexbotEvent, WeightChange } from '../detect/index.ts';
 import type { StrategyAlertRow } from '../store/index.ts';
 
@@ -82,7 +83,7 @@ export class HttpSender implements Sender {
 
   async send(sink: SinkConfig, alert: Alert): Promise<SendOutcome> {
     if (sink.type === 'console') {
-      this.write(`[alert] ${alert.text}\n`);
+      this.write(`[alert] ${plainText(alert.text)}\n`);
       return { ok: true };
     }
     const { url, body, headers } = request(sink, alert);
@@ -103,9 +104,14 @@ export class HttpSender implements Sender {
   }
 }
 
-/** The HTTP request of one alert to one sink, body as the exact bytes that are signed. */
+/**
+ * The HTTP request of one alert to one sink, body as the exact bytes that are signed. The
+ * text carries the server's strings (symbols, names), so each chat gets it as data: no
+ * control characters, Slack's `& < >` escaped (no `<!channel>`, no forged `<url|label>`),
+ * Discord's markdown escaped and its mentions off (no `@everyone`), Telegram without a parse mode.
+ */
 export function request(sink: Exclude<SinkConfig, { type: 'console' }>, alert: Alert): { url: string; body: string; headers: Record<string, string> } {
-  const { text } = alert;
+  const text = plainText(alert.text);
   switch (sink.type) {
     case 'webhook': {
       const body = JSON.stringify({ id: alert.id, ...alert.fields, text });
@@ -114,9 +120,9 @@ export function request(sink: Exclude<SinkConfig, { type: 'console' }>, alert: A
       return { url: sink.url, body, headers };
     }
     case 'slack':
-      return { url: sink.url, body: JSON.stringify({ text }), headers: {} };
+      return { url: sink.url, body: JSON.stringify({ text: slackEscaped(text) }), headers: {} };
     case 'discord':
-      return { url: sink.url, body: JSON.stringify({ content: text.slice(0, 2000) }), headers: {} };
+      return { url: sink.url, body: JSON.stringify({ content: discordEscaped(text).slice(0, 2000), allowed_mentions: { parse: [] } }), headers: {} };
     case 'telegram':
       return {
         url: `${(sink.baseUrl ?? 'https://api.telegram.org').replace(/\/+$/, '')}/bot${sink.botToken}/sendMessage`,
@@ -125,3 +131,9 @@ export function request(sink: Exclude<SinkConfig, { type: 'console' }>, alert: A
       };
   }
 }
+
+/** Slack's own escaping: the three characters its message format gives meaning to. */
+const slackEscaped = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Discord markdown's characters, backslash-escaped: shown as typed, never as a masked link or formatting. */
+const discordEscaped = (s: string) => s.replace(/[\\*_~`|[\]()<>#@]/g, '\\$&');

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { errorFields } from './errors.ts';
+import { plainText } from './text.ts';
 
 /**
  * The logging surface every component takes. pino's logger satisfies it; tests pass a
@@ -73,6 +74,15 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const base = {
     level: options.level ?? 'info',
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
+    // A message may quote the server (an event's headline, a symbol): a terminal never gets its escapes.
+    hooks: {
+      logMethod(this: pino.Logger, args: unknown[], method: (...a: unknown[]) => void) {
+        method.apply(
+          this,
+          args.map((a) => (typeof a === 'string' ? plainText(a) : a)),
+        );
+      },
+    },
     // An error is logged by its safe fields only: pino's own serializer would copy an axios
     // error's config (headers with the Authorization) and its request's raw header text.
     serializers: { err: safeError, error: safeError },

@@ -74,8 +74,8 @@ describe('alert sinks against a local receiver', () => {
     expect(hook.headers['idempotency-key']).toBe('rebalance.announced:sindex:rb_1');
     expect(hook.headers['x-indexbot-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(hook.body).digest('hex')}`);
     expect(JSON.parse(hook.body)).toMatchObject({ id: 'rebalance.announced:sindex:rb_1', type: 'rebalance.announced', indexId: 'sindex', text, event: { payload: { rebalanceId: 'rb_1' } } });
-    expect(JSON.parse(by('/services/').body)).toEqual({ text });
-    expect(JSON.parse(by('/api/webhooks/').body)).toEqual({ content: text });
+    expect(JSON.parse(by('/services/').body)).toEqual({ text: text.replace('->', '-&gt;') });
+    expect(JSON.parse(by('/api/webhooks/').body)).toEqual({ content: text.replace('rb_1', 'rb\\_1').replace('->', '-\\>'), allowed_mentions: { parse: [] } });
     const tg = by('/bot123456:ABC-canary/sendMessage');
     expect(JSON.parse(tg.body)).toMatchObject({ chat_id: -100, text });
     expect(store.outbox.summary().map((s) => [s.sink, s.delivered, s.pending])).toEqual([

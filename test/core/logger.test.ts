@@ -38,4 +38,10 @@ describe('createLogger', () => {
     expect(JSON.parse(lines[0]!).err).toEqual({ name: 'AxiosError', code: 'ERR_BAD_RESPONSE', message: 'Request failed with status code 500' });
     expect(JSON.parse(lines[1]!)).toMatchObject({ apiKey: '[REDACTED]', headers: { authorization: '[REDACTED]' } });
   });
+
+  it('writes no terminal escape or line break from a message, whatever text it quotes', () => {
+    const { lines, logger } = capture();
+    logger.info({}, 'sindex: +\u001b[31mRED\u001b[0m 10%\nFAKE LINE \u009b2J');
+    expect(JSON.parse(lines[0]!).msg).toBe('sindex: +RED 10% FAKE LINE ');
+  });
 });

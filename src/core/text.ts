@@ -1,0 +1,14 @@
+/**
+ * Terminal escape sequences (CSI, OSC, and the two-byte ones), then any C0/C1 control
+ * character or bidirectional override left: text from the server or a strategy that a
+ * terminal, a log viewer or a chat client would otherwise act on.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-_]?|\u009b[0-?]*[ -/]*[@-~]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `s` as one line of plain text: escape sequences removed, line breaks, tabs and other controls made spaces. */
+export function plainText(s: string): string {
+  return s.replace(ESCAPES, '').replace(CONTROLS, ' ');
+}

@@ -27,21 +27,38 @@ interface Holding {
   rebalanceId: string;
 }
 
+/**
+ * Each holding is a state key of its own and `nextSellAt` is the earliest time one is due:
+ * most events only read that one number, so an event costs the same whether the strategy
+ * holds three tokens or three hundred.
+ */
+const HOLDING = 'holding:';
+const NEXT_SELL_AT = 'nextSellAt';
+
+function hold(ctx: StrategyContext<z.output<typeof params>>, h: Holding): void {
+  ctx.state.set(`${HOLDING}${h.rebalanceId}:${h.address}`, h);
+  const next = ctx.state.get<number>(NEXT_SELL_AT);
+  if (next === undefined || h.sellAfter < next) ctx.state.set(NEXT_SELL_AT, h.sellAfter);
+}
+
 async function sellDue(ctx: StrategyContext<z.output<typeof params>>): Promise<void> {
-  const holdings = ctx.state.get<Holding[]>('holdings') ?? [];
-  const keep: Holding[] = [];
-  for (const h of holdings) {
-    if (h.sellAfter > ctx.clock.now()) {
-      keep.push(h);
-      continue;
-    }
-    const result = await ctx.broker.sell({ instrument: { kind: 'token', address: h.address }, quantity: h.quantity });
-    if (result.status === 'rejected') {
+  const next = ctx.state.get<number>(NEXT_SELL_AT);
+  if (next === undefined || next > ctx.clock.now()) return;
+  let earliest: number | undefined;
+  for (const key of ctx.state.keys()) {
+    if (!key.startsWith(HOLDING)) continue;
+    const h = ctx.state.get<Holding>(key)!;
+    if (h.sellAfter <= ctx.clock.now()) {
+      const result = await ctx.broker.sell({ instrument: { kind: 'token', address: h.address }, quantity: h.quantity });
+      if (result.status === 'filled') {
+        ctx.state.delete(key);
+        continue;
+      }
       ctx.log.warn({ token: h.symbol, reason: result.reason }, 'could not sell; will try again');
-      keep.push(h);
     }
+    earliest = earliest === undefined ? h.sellAfter : Math.min(earliest, h.sellAfter);
   }
-  ctx.state.set('holdings', keep);
+  ctx.state.set(NEXT_SELL_AT, earliest);
 }
 
 export default defineStrategy({
@@ -56,14 +73,13 @@ export default defineStrategy({
         .filter((c) => (c.action === 'add' || c.action === 'increase') && c.newWeight - c.oldWeight >= ctx.params.minIncrease)
         .sort((a, b) => b.newWeight - b.oldWeight - (a.newWeight - a.oldWeight))
         .slice(0, ctx.params.maxTokens);
-      const holdings = ctx.state.get<Holding[]>('holdings') ?? [];
       for (const c of candidates) {
         const result = await ctx.broker.buy({ instrument: { kind: 'token', address: c.address, symbol: c.symbol }, notionalUsd: ctx.params.notionalUsd });
         if (result.status === 'rejected') {
           ctx.log.info({ token: c.symbol, reason: result.reason }, 'buy rejected');
           continue;
         }
-        holdings.push({
+        hold(ctx, {
           address: c.address,
           symbol: c.symbol,
           quantity: result.fill.quantity,
@@ -71,7 +87,6 @@ export default defineStrategy({
           rebalanceId: event.payload.rebalanceId,
         });
       }
-      ctx.state.set('holdings', holdings);
     },
     'rebalance.completed': async (_event, ctx) => sellDue(ctx),
     'performance.updated': async (_event, ctx) => sellDue(ctx),

@@ -85,8 +85,11 @@ export class HistoryTables {
 
   /** How much of [from, to] one index holds, counted by SQLite: a long history is not loaded to count it. */
   held(indexId: string, interval: string, from: number, to: number, stepMs: number): HeldSpan {
-    const span = this.s.heldSpan.get(indexId, interval, from, to) as { points: number; first: number | null; last: number | null };
-    return { ...span, gaps: this.s.heldGaps.all({ indexId, interval, from, to, step: stepMs }) as TimeRange[] };
+    const span = this.s.heldSpan.get({ indexId, interval, from, to, step: stepMs }) as { points: number; first: number | null; last: number | null; phases: number };
+    const { phases, ...held } = span;
+    // Every point on one grid of the step, and as many as the span has room for: no hole to look for.
+    const whole = held.points === 0 || (phases === 1 && (held.last! - held.first!) / stepMs + 1 === held.points);
+    return { ...held, gaps: whole ? [] : (this.s.heldGaps.all({ indexId, interval, from, to, step: stepMs }) as TimeRange[]) };
   }
 
   /** Points of the given indexes in [from, to], in time order (index id breaks ties). */
@@ -167,7 +170,9 @@ function prepare(db: Database.Database) {
     clearCoverage: db.prepare('DELETE FROM backfill_coverage WHERE dataset = ? AND index_id = ?'),
     insertCoverage: db.prepare('INSERT INTO backfill_coverage (dataset, index_id, from_ts, to_ts) VALUES (?, ?, ?, ?)'),
     timestamps: db.prepare('SELECT ts FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
-    heldSpan: db.prepare('SELECT COUNT(*) AS points, MIN(ts) AS first, MAX(ts) AS last FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ?'),
+    heldSpan: db.prepare(
+      'SELECT COUNT(*) AS points, MIN(ts) AS first, MAX(ts) AS last, COUNT(DISTINCT ts % @step) AS phases FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts >= @from AND ts <= @to',
+    ),
     heldGaps: db.prepare(
       `SELECT prev + @step AS "from", ts - @step AS "to" FROM (
          SELECT ts, LAG(ts) OVER (ORDER BY ts) AS prev FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts >= @from AND ts <= @to

@@ -209,11 +209,12 @@ export class BufferedState implements StrategyState {
     (this.writes ??= new Map()).set(key, DELETED);
   }
 
+  /** In key order, the same in every run and after a restart. */
   keys(): string[] {
     const out: string[] = [];
     for (const k of this.committed.keys()) if (this.writes?.get(k) !== DELETED) out.push(k);
     if (this.writes) for (const [k, v] of this.writes) if (v !== DELETED && !this.committed.has(k)) out.push(k);
-    return out;
+    return out.sort();
   }
 
   serialized(): ReadonlyMap<string, string | undefined> {

@@ -376,19 +376,37 @@ class StrategyRunner {
   }
 
   private async awaitHandler(running: PromiseLike<unknown>, scope: AttemptScope, event: IndexbotEvent): Promise<AttemptResult> {
-    let timer: unknown;
-    try {
-      await Promise.race([
-        running,
-        new Promise<never>((_, reject) => {
-          timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
-        }),
-      ]);
-    } catch (e) {
+    let outcome: { error: unknown } | null | undefined;
+    const watched = Promise.resolve(running).then(
+      () => {
+        outcome = null;
+      },
+      (error: unknown) => {
+        outcome = { error };
+      },
+    );
+    // Most handlers are async in name only (nothing to wait for, or awaits that settle at
+    // once): they end within a few microtask turns and need no timer. Only one still
+    // running after that gets the time limit, counted from then, on the injected clock.
+    for (let turn = 0; turn < 8 && outcome === undefined; turn++) await undefined;
+    if (outcome === undefined) {
+      let timer: unknown;
+      try {
+        await Promise.race([
+          watched,
+          new Promise<never>((_, reject) => {
+            timer = this.clock.setTimeout(() => reject(new StrategyError(`${this.name}: handler for ${event.type} passed its ${this.timeoutMs} ms limit`, 'STRATEGY_TIMEOUT')), this.timeoutMs);
+          }),
+        ]);
+      } catch (e) {
+        outcome = { error: e };
+      } finally {
+        this.clock.clearTimeout(timer);
+      }
+    }
+    if (outcome) {
       scope.close();
-      return failed(e);
-    } finally {
-      if (timer !== undefined) this.clock.clearTimeout(timer);
+      return failed(outcome.error);
     }
     return settle(scope);
   }

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, optimize, ranked, readSpace, renderOptimizePage, serialRunner } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, optimize, ranked, readSpace, renderOptimizePage, serialRunner, shortValue } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, intOption, loggerFor, withConfigFlags } from './options.ts';
@@ -23,9 +23,6 @@ interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   top: number;
   json?: boolean;
 }
-
-/** A sampled float with six significant digits: the table stays readable; trials.jsonl keeps every digit. */
-const shortValue = (v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(6))) : JSON.stringify(v));
 
 export function registerOptimizeCommand(program: Command): void {
   withConfigFlags(

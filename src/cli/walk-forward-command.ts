@@ -5,7 +5,7 @@ import { fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, serialRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, renderWalkForwardPage, serialRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, backtestInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
@@ -43,7 +43,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--anchored', 'every training window starts at --from and grows')
       .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
       .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption, [])
-      .option('--out <dir>', 'where walk-forward.json goes (default data/walk-forward/<id>)')
+      .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON'),
     'config',
     'db',
@@ -99,6 +99,10 @@ export function registerWalkForwardCommand(program: Command): void {
       const dir = flags.out ?? join('data', 'walk-forward', id);
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'walk-forward.json'), `${JSON.stringify(out, null, 1)}\n`);
+      writeFileSync(
+        join(dir, 'walk-forward.html'),
+        renderWalkForwardPage(`walk-forward ${loaded.strategy.name} by ${r.metric}`, r, (v) => formatMetric(r.metric, v)),
+      );
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
         return;
@@ -121,7 +125,7 @@ export function registerWalkForwardCommand(program: Command): void {
         '',
         `${r.metric}: in-sample mean ${f(r.inSampleMean)}${stitched === undefined ? '' : `, out-of-sample stitched ${f(stitched)}`}`,
         `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
-        `written: ${join(dir, 'walk-forward.json')}`,
+        `written: ${join(dir, 'walk-forward.json')}, ${join(dir, 'walk-forward.html')}`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     } finally {

@@ -4,4 +4,5 @@ export { serialRunner, bestIndex, score, RANK_METRICS, type RankMetric, type Tri
 export { optimize, readTrials, ranked, SAMPLERS, type Sampler, type StoredTrial, type StudyOptions } from './optimize.ts';
 export { readSpace, decode, encode, seededRandom, trialRandom, type Dimension } from './space.ts';
 export { tpePropose, parzen, type Observation } from './tpe.ts';
-export { renderOptimizePage } from './optimize-page.ts';
+export { renderOptimizePage, shortValue } from './optimize-page.ts';
+export { renderWalkForwardPage } from './walk-forward-page.ts';

@@ -1,6 +1,9 @@
 import { escapeHtml, fixed, pct, uplot } from '../backtest/index.ts';
 import { type StoredTrial, ranked } from './optimize.ts';
 
+/** A sampled float with six significant digits: tables stay readable; trials.jsonl keeps every digit. */
+export const shortValue = (v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? String(Number(v.toPrecision(6))) : JSON.stringify(v));
+
 /** The search on one page: every trial's figure and the best so far by trial number, and the best trials. */
 export function renderOptimizePage(title: string, metric: string, trials: readonly StoredTrial[], top = 20): string {
   const { js, css } = uplot();
@@ -11,7 +14,7 @@ export function renderOptimizePage(title: string, metric: string, trials: readon
     .slice(0, top)
     .map(
       (t, i) =>
-        `<tr><th>${i + 1}</th><td>${t.n}</td>${keys.map((k) => `<td>${escapeHtml(JSON.stringify(t.params[k]))}</td>`).join('')}<td>${fixed(t.score, 4)}</td><td>${pct(t.metrics.totalReturn)}</td><td>${fixed(t.metrics.sharpe)}</td><td>${pct(t.metrics.maxDrawdown)}</td><td>${t.metrics.trades}</td></tr>`,
+        `<tr><th>${i + 1}</th><td>${t.n}</td>${keys.map((k) => `<td>${escapeHtml(shortValue(t.params[k]))}</td>`).join('')}<td>${fixed(t.score, 4)}</td><td>${pct(t.metrics.totalReturn)}</td><td>${fixed(t.metrics.sharpe)}</td><td>${pct(t.metrics.maxDrawdown)}</td><td>${t.metrics.trades}</td></tr>`,
     );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>

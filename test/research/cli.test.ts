@@ -60,6 +60,9 @@ describe('research commands', () => {
     expect(saved.windows).toHaveLength(2);
     expect(saved.windows[0].params).toEqual({ notionalUsd: 50 });
     expect(saved.equity[0]).toEqual([Date.parse('2025-03-03T00:00:00Z'), 10_000, 0]);
+    const page = readFileSync(join(out, 'walk-forward.html'), 'utf8');
+    expect(page.match(/<table id="windows">.*?<\/table>/s)![0].match(/<tr>/g)).toHaveLength(3);
+    expect(page).not.toMatch(/<script src=|<link /);
     const bad = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '0d', '--test', '1d'], env);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr.split('\n')[0]).toBe(`error: option '--train <duration>' argument '0d' is invalid. expected a duration from 1h to 3650d, got "0d"`);

@@ -1,0 +1,36 @@
+import { escapeHtml, fixed, pct, uplot } from '../backtest/index.ts';
+import type { WalkForwardResult } from './walk-forward.ts';
+
+const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+
+/** The out-of-sample curve (test windows stitched) and the params chosen per window, on one page. */
+export function renderWalkForwardPage(title: string, r: WalkForwardResult, format: (v: number | null) => string): string {
+  const { js, css } = uplot();
+  const data = [r.outOfSample.equity.map((p) => p.t / 1000), r.outOfSample.equity.map((p) => p.value)];
+  const rows = r.windows.map(
+    (w, i) =>
+      `<tr><th>${i + 1}</th><td>${day(w.trainFrom)} .. ${day(w.trainTo)}</td><td>${day(w.testFrom)} .. ${day(w.testTo)}</td><td><code>${escapeHtml(JSON.stringify(w.params))}</code></td><td>${format(w.inSample)}</td><td>${format(w.outOfSample)}</td><td>${pct(w.testReturn)}</td></tr>`,
+  );
+  const m = r.outOfSample.metrics;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>${css}
+body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#222}table{border-collapse:collapse}td,th{padding:3px 9px;text-align:right;border-bottom:1px solid #eee}td:nth-child(4){text-align:left}</style>
+</head><body><main>
+<h1>${escapeHtml(title)}</h1>
+<p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
+<div id="oos-chart"></div>
+<h2>Windows</h2>
+<table id="windows"><thead><tr><th>#</th><th>train</th><th>test</th><th>chosen params</th><th>${escapeHtml(r.metric)} in</th><th>${escapeHtml(r.metric)} out</th><th>test return</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+</main>
+<script>${js}</script>
+<script>
+const D = ${JSON.stringify(data)};
+new uPlot({ width: Math.max(320, document.querySelector('main').clientWidth), height: 320, cursor: { drag: { x: true, y: false } },
+  axes: [{}, { size: 80, values: (u, vs) => vs.map((v) => Math.round(v).toLocaleString('en-US')) }],
+  series: [{ label: 'time' }, { label: 'out-of-sample equity (USD)', stroke: '#1f77b4', width: 1.5, points: { show: false } }],
+}, D, document.getElementById('oos-chart'));
+</script>
+</body></html>
+`;
+}

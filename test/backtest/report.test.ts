@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
+import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
+
+async function report(name: string) {
+  const file = new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
+  const cache = SnapshotStore.open(buildCache(), { readonly: true });
+  try {
+    return buildReport(await runBacktest({ cache, strategy: withParams(await loadStrategyModule(file), file, {}), indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 }));
+  } finally {
+    cache.close();
+  }
+}
+
+describe('report: refused orders, open positions, a short window', () => {
+  it('counts refused orders by reason and lists what is held at the end, in report.json, the table and the page', async () => {
+    const r = await report('reject-and-hold');
+    expect(r.rejections.count).toBe(3);
+    expect(r.rejections.byReason.map((x) => [x.code, x.count])).toEqual([
+      ['insufficient_cash', 1],
+      ['insufficient_position', 1],
+      ['no_price', 1],
+    ]);
+    // 10 AAA bought at 10 for 100 USD, worth 20 each at the end.
+    expect(r.openPositions).toEqual([{ instrument: `token:${A}`, quantity: 10, costUsd: 100, price: 20, valueUsd: 200, unrealisedPnl: 100 }]);
+    expect(r.instruments).toEqual([{ instrument: `token:${A}`, buys: 1, sells: 0, feesUsd: 0, realisedPnl: 0, unrealisedPnl: 100, totalPnl: 100 }]);
+    expect(r.warnings).toContain('3 order(s) were refused by the paper broker (see rejections)');
+
+    const table = renderTable(r);
+    expect(table).toMatch(/\nRejected orders: 3\nreason +count +instruments +example\ninsufficient_cash +1 +1 +needs 1000000000\.00 USD with fees, cash is 10000\.00 USD\n/);
+    expect(table).toMatch(/\nOpen positions at the end: 1\ninstrument +quantity +last price +value +unrealised\ntoken:A+ +10\.000000 +20\.000000 +200\.00 +100\.00\n/);
+
+    const html = renderHtml(r);
+    expect(html).toContain('<h2>Rejected orders: 3</h2>');
+    expect(html.match(/<table class="rejections">.*?<\/table>/s)![0].match(/<tr>/g)).toHaveLength(4);
+    expect(html).toContain('<h2>Open positions at the end: 1</h2>');
+  });
+
+  it('marks CAGR and Sharpe of a window under 90 days, once in the table and beside both on the page; states the conventions once', async () => {
+    const r = await report('announce-buyer');
+    expect(r.metrics.days).toBeCloseTo(119 / 24, 9);
+    const table = renderTable(r);
+    expect(table.match(/\(!\)/g)).toHaveLength(3);
+    expect(table).toMatch(/\nCAGR \(!\) .*\nvolatility \(ann\.\) /);
+    expect(table).toMatch(/\nSharpe \(!\) /);
+    expect(table).toContain('(!) the window is 5.0 days, under 90: CAGR and Sharpe annualise it and say little');
+    const html = renderHtml(r);
+    expect(html.match(/<span class="warn"[^>]*>⚠ 5-day window<\/span>/g)).toHaveLength(2);
+    expect(html.match(/Daily series: the value at each 00:00 UTC/g)).toHaveLength(1);
+  });
+});

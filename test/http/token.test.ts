@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { runCli, sandboxConfig } from '../helpers/daemon.ts';
@@ -29,7 +30,7 @@ describe('the HTTP face with a token', () => {
     expect(short.status).toBe(78);
     expect(short.stderr).toMatch(/http\.token: expected at least 16 characters, got 5/);
     expect(short.stderr).not.toContain('short');
-  }, 60_000);
+  }, 120_000);
 
   it('requires the token on every route but /healthz; a wrong one is 401', async () => {
     const url = d.url.replace('0.0.0.0', '127.0.0.1');
@@ -55,4 +56,34 @@ describe('the HTTP face with a token', () => {
     expect(page.status).toBe(200);
     expect(d.daemon.output()).not.toContain(TOKEN);
   });
+
+  it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(
+    'the dashboard asks for the token, keeps it in sessionStorage and sends it as a header, never in a URL',
+    async () => {
+      const url = d.url.replace('0.0.0.0', '127.0.0.1');
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+      try {
+        const page = await browser.newPage();
+        const urls: string[] = [];
+        const authorized: string[] = [];
+        page.on('request', (r) => {
+          urls.push(r.url());
+          if (r.headers().authorization === `Bearer ${TOKEN}`) authorized.push(new URL(r.url()).pathname);
+        });
+        await page.goto(`${url}/`);
+        await page.waitForSelector('#login:not([hidden])', { timeout: 10_000 });
+        await page.fill('#token', TOKEN);
+        await page.click('#login button[type=submit]');
+        await page.waitForSelector('#strategy-rebalance-front-run .chart canvas', { timeout: 20_000 });
+        await page.waitForFunction(() => (globalThis as any).document.getElementById('live').textContent === 'live', undefined, { timeout: 10_000 });
+        expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('indexbot-token'))).toBe(TOKEN);
+        expect(authorized).toEqual(expect.arrayContaining(['/api/v1/status', '/api/v1/strategies', '/api/v1/stream']));
+        expect(urls.filter((u) => u.includes(TOKEN))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -1,0 +1,41 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { ConfigError } from '../../src/core/index.ts';
+import { caught } from '../helpers/caught.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+function file(content: unknown): string {
+  const path = join(dirname(tempDbPath()), 'indexbot.json');
+  writeFileSync(path, JSON.stringify({ baseUrl: 'http://127.0.0.1:7420/v1', ...(content as object) }));
+  return path;
+}
+
+describe('the http config', () => {
+  it('is off by default; --http wins over http.listen; defaults for the rest', () => {
+    expect(loadConfig({ config: file({}) }, {}).http).toBeUndefined();
+    const path = file({ http: { listen: '127.0.0.1:9464' } });
+    expect(loadConfig({ config: path }, {}).http).toEqual({ host: '127.0.0.1', port: 9464, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 });
+    expect(loadConfig({ config: path, http: 'localhost:0' }, {}).http).toMatchObject({ host: 'localhost', port: 0 });
+  });
+
+  it('reads the token from the environment, and refuses a missing or short one without echoing it', () => {
+    const path = file({ http: { listen: '0.0.0.0:9464', token: 'env:HTTP_TOKEN' } });
+    expect(loadConfig({ config: path }, { HTTP_TOKEN: 'sixteen-chars-ok' }).http?.token).toBe('sixteen-chars-ok');
+    const missing = caught<ConfigError>(() => loadConfig({ config: path }, {}));
+    expect(missing).toBeInstanceOf(ConfigError);
+    expect(missing.message).toBe(`${path}: http.token: environment variable HTTP_TOKEN is not set`);
+    const short = caught<ConfigError>(() => loadConfig({ config: path }, { HTTP_TOKEN: 'tiny-secret' }));
+    expect(short.message).toBe(`${path}: http.token: expected at least 16 characters, got 11`);
+    expect(short.message).not.toContain('tiny-secret');
+  });
+
+  it('refuses an address off loopback without a token, a bad address, and values out of range', () => {
+    expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '0.0.0.0:9464' }, {})).message).toMatch(/^http address 0\.0\.0\.0:9464 is not loopback: set http\.token in /);
+    expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '9464' }, {})).message).toBe('http address: expected host:port such as 127.0.0.1:9464, got "9464"');
+    expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', maxConnections: 0 } }) }, {})).message).toMatch(/http\.maxConnections: /);
+    expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', readyMaxAgeS: 1e9 } }) }, {})).message).toMatch(/http\.readyMaxAgeS: /);
+    expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', port: 1 } }) }, {})).message).toMatch(/unknown key "http\.port"/);
+  });
+});

@@ -289,13 +289,20 @@ export class IndexClient {
     const list = async (path: string, schema: z.ZodType, priority: Priority, allPages: boolean) => {
       const raw: unknown[] = [];
       let requestId: string | undefined;
-      for (let page = 1; ; page++) {
-        const res = await this.transport.request({ method: 'GET', path, query: { page, limit: 100 }, auth: 'optional', priority: options.priority ?? priority, signal: options.signal });
-        requestId = res.requestId;
-        const got = this.transport.rawPage(res.body, `GET ${path}`, requestId, { page, limit: 100 });
-        raw.push(...got.items);
-        const done = got.items.length === 0 || (got.total !== undefined ? raw.length >= got.total : got.items.length < 100);
-        if (!allPages || done) break;
+      const call = { priority: options.priority ?? priority, signal: options.signal };
+      // Items are validated together once all pages are in, so a bad item is a snapshot error.
+      const pages = new PageIterator(
+        async (request) => {
+          const got = await this.fetchRawPage(path, {}, call, request);
+          requestId = got.requestId;
+          return got.page;
+        },
+        this.pageSize,
+        `GET ${path}`,
+      ).pages();
+      for await (const page of pages) {
+        raw.push(...page.items);
+        if (!allPages) break;
       }
       return this.checked(kind, raw, requestId, () => raw.map((it, i) => this.transport.validate(schema, it, `GET ${path}`, `data.${i}`, requestId)));
     };
@@ -342,10 +349,16 @@ export class IndexClient {
   }
 
   private iterate<S extends z.ZodType>(path: string, query: Query, item: S, options: CallOptions): PageIterator<z.output<S>> {
-    return new PageIterator((request) => this.fetchPage(path, query, item, options, request), this.pageSize);
+    return new PageIterator((request) => this.fetchPage(path, query, item, options, request), this.pageSize, `GET ${path}`);
   }
 
   private async fetchPage<S extends z.ZodType>(path: string, query: Query, item: S, options: CallOptions, request: PageRequest): Promise<Page<z.output<S>>> {
+    const { page, itemsPath, requestId } = await this.fetchRawPage(path, query, options, request);
+    return { ...page, items: page.items.map((it, i) => this.transport.validate(item, it, `GET ${path}`, `${itemsPath}.${i}`, requestId)) };
+  }
+
+  /** One page as the server sent it, asked for in the configured paging form. */
+  private async fetchRawPage(path: string, query: Query, options: CallOptions, request: PageRequest) {
     const paging = this.paging === 'page' ? { page: request.page, limit: request.limit } : { limit: request.limit, offset: request.offset };
     const { body, requestId } = await this.transport.request({
       method: 'GET',
@@ -355,7 +368,8 @@ export class IndexClient {
       priority: options.priority ?? 'normal',
       signal: options.signal,
     });
-    return this.transport.readPage(body, item, `GET ${path}`, requestId, request);
+    const { path: itemsPath, ...page } = this.transport.rawPage(body, `GET ${path}`, requestId, request);
+    return { page, itemsPath, requestId };
   }
 }
 

@@ -186,12 +186,6 @@ export class Transport {
     };
   }
 
-  /** Reads and validates one page of a list. */
-  readPage<S extends z.ZodType>(body: Envelope, item: S, endpoint: string, requestId: string | undefined, asked: { page: number; limit: number }): Page<z.output<S>> {
-    const { path, items, ...rest } = this.rawPage(body, endpoint, requestId, asked);
-    return { ...rest, items: items.map((it, i) => this.validate(item, it, endpoint, `${path}.${i}`, requestId)) };
-  }
-
   /** `credential`: the secret (or identity) a shared budget is keyed by; the public gate has none (its bucket is per IP). */
   private gate(id: string, limits: TierLimits, credential?: string): RateGate {
     let gate = this.gates.get(id);

@@ -26,6 +26,8 @@ export interface DaemonOptions {
    * passes the sandbox's simulated clock, whose market runs ahead of real time.
    */
   strategyClock?: Clock;
+  /** A collector (`--role collector`) polls and detects; its runners run the strategies. */
+  withoutStrategies?: boolean;
 }
 
 /** A running bot: its store, client and poller, and how to stop them in order. */
@@ -47,13 +49,15 @@ const STATUS_EVERY_MS = 5_000;
 export async function startDaemon(config: Config, options: DaemonOptions): Promise<Daemon> {
   const { logger } = options;
   // Strategies load first: a broken one stops the start before anything is opened.
-  const strategies = await loadStrategies(config.strategies.dir, {
-    params: config.strategies.params,
-    disabled: config.strategies.disabled,
-    onError: config.strategies.onError,
-    explicit: config.strategies.explicit,
-    logger,
-  });
+  const strategies = options.withoutStrategies
+    ? []
+    : await loadStrategies(config.strategies.dir, {
+        params: config.strategies.params,
+        disabled: config.strategies.disabled,
+        onError: config.strategies.onError,
+        explicit: config.strategies.explicit,
+        logger,
+      });
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   let shared: RedisBudgets | undefined;
@@ -215,7 +219,7 @@ async function sendTestAlert(config: Config): Promise<{ sink: string; ok: boolea
 }
 
 /** `alerted` is called once a strategy's alert is committed, for the sinks to pick it up. */
-function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, alerted: () => void): StrategyRuntime {
+export function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, alerted: () => void): StrategyRuntime {
   const { logger } = options;
   const runtime = new StrategyRuntime({
     store,

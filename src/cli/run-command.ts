@@ -1,16 +1,20 @@
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
-import { startDaemon } from './daemon.ts';
+import { type RoleFlags, startRole } from './roles.ts';
 import { LOG_FLAGS, SERVER_FLAGS, loggerFor, untilSignal, withConfigFlags } from './options.ts';
 
 export function registerRunCommand(program: Command): void {
   withConfigFlags(program.command('run').description('the daemon: poll, cache in SQLite, detect rebalances, run strategies until SIGINT/SIGTERM'), ...SERVER_FLAGS, ...LOG_FLAGS, 'strategies')
     .option('--http <addr>', 'serve /metrics, /healthz, /readyz, /api/v1 and the dashboard on host:port, e.g. 127.0.0.1:9464 (config: http.listen)')
-    .action(async (flags: ConfigFlags) => {
-      const config = loadConfig(flags);
+    .option('--role <role>', 'all (one process), collector (poll, detect, publish events to Redis) or strategies (run strategies fed from Redis)', 'all')
+    .option('--events <url>', 'redis:// URL of the event stream, for --role collector|strategies (or INDEXBOT_EVENTS_URL)')
+    .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)")
+    .action(async (flags: ConfigFlags & RoleFlags) => {
+      // A runner talks to no server: it needs no base URL.
+      const config = loadConfig(flags, process.env, { server: flags.role !== 'strategies' });
       const logger = loggerFor(config);
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);
-      const daemon = await startDaemon(config, { logger });
+      const daemon = await startRole(config, flags, { logger });
       const signal = await untilSignal();
       logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');
       await daemon.stop();

@@ -302,7 +302,7 @@ function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path:
 }
 
 /** A Redis URL from the environment or the file (`env:NAME` read); the message never repeats it, as it may hold a password. */
-function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv): string | undefined {
+export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv): string | undefined {
   if (raw === undefined) return undefined;
   const value = fromEnv(raw, 'rateLimit.redis', where, env);
   let protocol: string | undefined;

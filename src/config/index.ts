@@ -10,4 +10,5 @@ export {
   type ConfigFlags,
   type HttpConfig,
   isLoopback,
+  resolveRedisUrl,
 } from './config.ts';

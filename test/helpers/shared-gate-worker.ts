@@ -45,6 +45,7 @@ const [start, end] = (await new Promise<string>((resolve) => lines.once('line', 
 lines.close();
 const client = new IndexClient({ baseUrl: args.baseUrl, apiKey: args.apiKey, tier: args.tier, windowMs: args.windowMs, sharedBudgets: timed, maxRateLimitRequeues: 0, retries: 0 });
 const okBySecond: Record<number, number> = {};
+const failedBySecond: Record<number, number> = {};
 let failed = 0;
 const abort = new AbortController();
 await new Promise((r) => setTimeout(r, Math.max(0, start - Date.now())));
@@ -57,11 +58,14 @@ await Promise.all(
         const s = Math.floor((Date.now() - start) / 1000);
         okBySecond[s] = (okBySecond[s] ?? 0) + 1;
       } catch {
-        if (!abort.signal.aborted) failed++;
+        if (abort.signal.aborted) continue;
+        failed++;
+        const s = Math.floor((Date.now() - start) / 1000);
+        failedBySecond[s] = (failedBySecond[s] ?? 0) + 1;
       }
     }
   }),
 );
 const gate = client.rateGates().find((g) => g.name.startsWith('key:'));
-process.stdout.write(`${JSON.stringify({ okBySecond, failed, shared: gate?.shared, takeMs })}\n`);
+process.stdout.write(`${JSON.stringify({ okBySecond, failedBySecond, failed, shared: gate?.shared, takeMs })}\n`);
 await budgets?.close();

@@ -11,6 +11,8 @@ export interface WorkerConfig {
 
 export interface WorkerResult {
   okBySecond: Record<string, number>;
+  /** Calls that failed (a 429 among them: the worker does not re-queue), by second. */
+  failedBySecond: Record<string, number>;
   failed: number;
   shared?: { mode: string; processes: string[]; share: number };
   takeMs: number[];

@@ -1,0 +1,99 @@
+/**
+ * N bot processes (1, 2, 4, 8; each the real client with the Redis-shared budget, 6 calls at
+ * a time) on one API key, against:
+ * - bucket: the sandbox's token bucket, basic tier (300 per 2 s window, burst 500);
+ * - fixed-window: a server with fixed 2 s windows of 100 requests, a third of the basic tier
+ *   the processes are configured for.
+ * Prints per server and N: the 429s after the first window (goal 0); utilization after the
+ * first window, i.e. successful calls / what the server's limit allowed in that time (goal at
+ * least 95 %); and the latency the shared gate adds to a request, i.e. the duration of each
+ * take from the shared budget (one Lua script call on a local redis-server), p50 and p99.
+ * `BENCH_SECONDS` (default 8) per point, bounded; the first window is left out of the figures.
+ */
+import { demoKey, startSandbox } from '../src/sandbox/index.ts';
+import { startFixedWindowServer } from '../test/helpers/fixed-window-server.ts';
+import { startRedis } from '../test/helpers/redis.ts';
+import { type WorkerResult, runWorkers } from '../test/helpers/shared-gate-workers.ts';
+
+const WINDOW_MS = 2_000;
+const SECONDS = Math.min(60, Math.max(4, Number(process.env.BENCH_SECONDS ?? 8)));
+const COUNTS = [1, 2, 4, 8];
+const FIXED_LIMIT = 100;
+const BUCKET = { limit: 300, burst: 500 };
+
+interface Row {
+  server: string;
+  n: number;
+  limited: number;
+  ok: number;
+  allowed: number;
+  p50: number;
+  p99: number;
+}
+
+const firstWindowS = WINDOW_MS / 1000;
+/** Sum of a by-second record over the seconds after the first window. */
+const afterFirst = (bySecond: Record<string, number>) => Object.entries(bySecond).reduce((sum, [s, n]) => (Number(s) >= firstWindowS && Number(s) < SECONDS ? sum + n : sum), 0);
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function row(server: string, n: number, results: WorkerResult[], limited: number, allowed: number): Row {
+  const takes = results.flatMap((r) => r.takeMs).sort((a, b) => a - b);
+  return { server, n, limited, ok: results.reduce((s, r) => s + afterFirst(r.okBySecond), 0), allowed, p50: quantile(takes, 0.5), p99: quantile(takes, 0.99) };
+}
+
+export async function run(): Promise<void> {
+  const redis = await startRedis();
+  const rows: Row[] = [];
+  try {
+    for (const n of COUNTS) {
+      const key = demoKey('basic', { name: `bench-${n}` });
+      const sandbox = await startSandbox({ port: 0, apiKeys: [key], rateWindowMs: WINDOW_MS, speed: 0 });
+      try {
+        const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl: redis.url, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
+        const r = results.map((x) => x.result);
+        // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
+        const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
+        rows.push(row('token bucket (sandbox, 300/500 per 2 s)', n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS));
+      } finally {
+        await sandbox.close();
+      }
+    }
+    for (const n of COUNTS) {
+      const server = await startFixedWindowServer({ limit: FIXED_LIMIT, windowMs: WINDOW_MS });
+      try {
+        const { start, end, results } = await runWorkers(n, { baseUrl: server.baseUrl, apiKey: `bench-fixed-${n}`, redisUrl: redis.url, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
+        const first = server.windowOf(start) + 1;
+        const last = server.windowOf(end) - 1;
+        const limited = server
+          .rateLimitedPerWindow()
+          .slice(first, last + 1)
+          .reduce((a, b) => a + b, 0);
+        rows.push(
+          row(
+            `fixed windows (${FIXED_LIMIT} per 2 s < basic 300)`,
+            n,
+            results.map((x) => x.result),
+            limited,
+            (last - first + 1) * FIXED_LIMIT,
+          ),
+        );
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+  console.log(`shared-gate: N processes on one key, 6 calls at a time each, ${SECONDS} s per point, window ${WINDOW_MS} ms; figures after the first window`);
+  console.log(`  ${'server'.padEnd(42)} ${'N'.padStart(2)}  ${'429s'.padStart(5)}  ${'ok'.padStart(6)} / ${'allowed'.padStart(7)}  utilization  shared take p50 / p99 (ms)`);
+  for (const r of rows) {
+    console.log(
+      `  ${r.server.padEnd(42)} ${String(r.n).padStart(2)}  ${String(r.limited).padStart(5)}  ${String(r.ok).padStart(6)} / ${String(Math.round(r.allowed)).padStart(7)}  ${((100 * r.ok) / r.allowed).toFixed(1).padStart(9)} %  ${r.p50.toFixed(2).padStart(8)} / ${r.p99.toFixed(2)}`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { AlertDispatcher } from '../alerts/index.ts';
+import { type Config, resolveRedisUrl } from '../config/index.ts';
+import { ConfigError, UsageError } from '../core/index.ts';
+import { RetentionJob, RunLock, SnapshotStore } from '../store/index.ts';
+import { loadStrategies } from '../strategy/index.ts';
+import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
+import { type DaemonOptions, startDaemon, startStrategies } from './daemon.ts';
+
+export const ROLES = ['all', 'collector', 'strategies'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface RoleFlags {
+  role?: string;
+  /** Redis of the event stream; INDEXBOT_EVENTS_URL otherwise (kept out of `ps` when it holds a password). */
+  events?: string;
+  /** A runner's consumer group; stable across its restarts. */
+  group?: string;
+}
+
+/** What `stop()`s a running role, whichever it is. */
+export interface RunningRole {
+  stop(): Promise<void>;
+}
+
+/**
+ * `indexbot run --role …`: `all` is the single-process daemon; `collector` is that daemon
+ * without strategies, publishing every committed event to the Redis Stream; `strategies` is a
+ * runner: no client, no poller, its strategies fed from the stream into its own store.
+ */
+export async function startRole(config: Config, flags: RoleFlags, options: DaemonOptions, env: NodeJS.ProcessEnv = process.env): Promise<RunningRole> {
+  const role = (flags.role ?? 'all') as Role;
+  if (!ROLES.includes(role)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(flags.role)}`);
+  if (role === 'all') return startDaemon(config, options);
+  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, '--events', env);
+  if (!eventsUrl) throw new ConfigError(`--role ${role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
+  const { logger } = options;
+  if (role === 'collector') {
+    let publisher: StreamPublisher | undefined;
+    const daemon = await startDaemon(config, { ...options, withoutStrategies: true, onEvents: (e) => (options.onEvents?.(e), publisher?.notify()) });
+    publisher = new StreamPublisher({ store: daemon.store, redisUrl: eventsUrl, logger: logger.child({ component: 'stream' }) });
+    publisher.start();
+    logger.info({ role }, 'collector: publishing every event to the event stream');
+    return {
+      async stop() {
+        await publisher!.stop();
+        await daemon.stop();
+      },
+    };
+  }
+  return startRunner(config, eventsUrl, flags.group ?? defaultGroup(config), options);
+}
+
+/** A runner's group unless named: this host and database, so a restart finds its place again. */
+function defaultGroup(config: Config): string {
+  return `runner:${hostname()}:${createHash('sha256').update(resolve(config.db)).digest('hex').slice(0, 8)}`;
+}
+
+async function startRunner(config: Config, eventsUrl: string, group: string, options: DaemonOptions): Promise<RunningRole> {
+  const { logger } = options;
+  const strategies = await loadStrategies(config.strategies.dir, {
+    params: config.strategies.params,
+    disabled: config.strategies.disabled,
+    onError: config.strategies.onError,
+    explicit: config.strategies.explicit,
+    logger,
+  });
+  const lock = RunLock.acquire(config.db);
+  let store: SnapshotStore | undefined;
+  try {
+    store = SnapshotStore.open(config.db);
+    const openStore = store;
+    const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
+    const runtime = startStrategies(openStore, strategies, config, options, () => alerts.notify());
+    alerts.start();
+    const consumer = new StreamConsumer({
+      store: openStore,
+      redisUrl: eventsUrl,
+      group,
+      logger: logger.child({ component: 'stream' }),
+      onEvents: (events) => {
+        runtime.notify();
+        alerts.notify();
+        options.onEvents?.(events);
+      },
+    });
+    consumer.start();
+    const retention = config.retentionDays > 0 ? new RetentionJob({ store: openStore, days: config.retentionDays, logger: logger.child({ component: 'retention' }) }) : undefined;
+    retention?.start();
+    logger.info({ role: 'strategies', group, strategies: runtime.names, db: config.db }, 'indexbot running: strategies fed from the event stream');
+    return {
+      async stop() {
+        await consumer.stop();
+        await runtime.stop();
+        await alerts.stop();
+        await retention?.stop();
+        openStore.close();
+        lock.release();
+        logger.info({}, 'indexbot stopped');
+      },
+    };
+  } catch (e) {
+    store?.close();
+    lock.release();
+    throw e;
+  }
+}

@@ -1,0 +1,46 @@
+import type { Redis, RedisOptions } from 'ioredis';
+
+/** The stream the collector publishes to, unless told otherwise. */
+export const EVENT_STREAM = 'indexbot:events';
+export const PUBLISH_BATCH = 200;
+
+/**
+ * A connection that never queues commands while Redis is away and waits a bounded time for
+ * each, reconnecting in the background (at most every 2 s).
+ */
+export function streamConnectionOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt: number) => Math.min(2_000, attempt * 200),
+  };
+}
+
+/** Resolves after `ms`, or sooner when the function handed to `register` is called. */
+export function waitOrWake(ms: number, register: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      register(() => {});
+      resolve();
+    }
+    register(done);
+  });
+}
+
+/** Resolves once the connection is ready, or after `timeoutMs` (the caller's retries take over). */
+export function connected(redis: Redis, timeoutMs = 2_000): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
+}

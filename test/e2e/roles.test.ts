@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { rng } from '../../src/sandbox/prng.ts';
+import { type DaemonProcess, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
+import { type TestRedis, startRedis } from '../helpers/redis.ts';
+import { control, testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const INDEXES = ['dindex', 'mindex'];
+
+let sb: Sandbox;
+let redis: TestRedis;
+beforeAll(async () => {
+  sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+  await sb?.close();
+});
+
+/** The ids the counting strategy saw, in order, from a runner's own database. */
+const seenBy = (db: string) =>
+  readDb(db, (d) => {
+    const row = d.prepare("SELECT value FROM strategy_state WHERE strategy = 'counting' AND key = 'seen'").get() as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as string[]) : [];
+  });
+const rebalanceEventIds = (db: string) => readDb(db, (d) => (d.prepare("SELECT id FROM events WHERE type LIKE 'rebalance.%' ORDER BY seq").all() as { id: string }[]).map((r) => r.id));
+
+describe('one collector, two strategy runners, over a Redis Stream', () => {
+  it('every rebalance reaches each runner’s counting strategy exactly once across SIGKILLs of each', async () => {
+    const collectorDb = tempDbPath();
+    const collectorConfig = sandboxConfig(sb, collectorDb, { indexes: INDEXES, intervals: { rebalancing: 1, composition: 1, performance: 5, indexes: 5, tokens: 5 } });
+    const runnerDbs = [tempDbPath(), tempDbPath()];
+    const runnerConfigs = runnerDbs.map((db) => sandboxConfig({ baseUrl: 'http://127.0.0.1:1/v1' }, db, { strategies: { dir: 'test/fixtures/strategies/counting' } }));
+    const env = { INDEXBOT_API_KEY: sb.keys.premium, INDEXBOT_EVENTS_URL: redis.url };
+    const start = {
+      collector: () => spawnDaemon(['--config', collectorConfig, '--role', 'collector'], env),
+      runner0: () => spawnDaemon(['--config', runnerConfigs[0]!, '--role', 'strategies', '--group', 'runner-0'], env),
+      runner1: () => spawnDaemon(['--config', runnerConfigs[1]!, '--role', 'strategies', '--group', 'runner-1'], env),
+    };
+    type Name = keyof typeof start;
+    const running: Record<Name, DaemonProcess> = { collector: start.collector(), runner0: start.runner0(), runner1: start.runner1() };
+    const up = (p: DaemonProcess) =>
+      waitFor('the process running', () => /indexbot running/.test(p.output()), 90_000, 50).catch((e) => Promise.reject(new Error(`${e.message}: ${p.output().slice(-1500)}`)));
+    await Promise.all(Object.values(running).map(up));
+
+    const random = rng(20261123);
+    const triggered: string[] = [];
+    const order: Name[] = ['collector', 'runner0', 'runner1', 'collector', 'runner1'];
+    try {
+      for (const victim of order) {
+        const index = INDEXES[triggered.length % INDEXES.length]!;
+        triggered.push((await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 3 })).json.data.id);
+        await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 2_000)));
+        running[victim].child.kill('SIGKILL');
+        await running[victim].exited;
+        running[victim] = start[victim]();
+        await up(running[victim]);
+      }
+      // Every triggered rebalance announced and completed in the collector's log, and in both runners' strategies.
+      await waitFor('every rebalance in the collector log', () => triggered.every((id) => rebalanceEventIds(collectorDb).filter((e) => e.endsWith(`:${id}`)).length >= 2), 60_000);
+      const published = rebalanceEventIds(collectorDb);
+      for (const db of runnerDbs) {
+        await waitFor('the runner to count every rebalance', () => published.every((id) => seenBy(db).includes(id)), 60_000);
+        const seen = seenBy(db).filter((id) => id.startsWith('rebalance.'));
+        expect(seen).toEqual(published);
+        expect(new Set(seenBy(db)).size).toBe(seenBy(db).length);
+      }
+    } finally {
+      for (const p of Object.values(running)) p.child.kill('SIGTERM');
+      const codes = await Promise.all(Object.values(running).map((p) => p.exited));
+      expect(codes).toEqual([0, 0, 0]);
+    }
+  }, 400_000);
+});

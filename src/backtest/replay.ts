@@ -75,6 +75,8 @@ export interface BacktestResult {
   replayed: number;
   /** Real time spent; not part of the report, which must not change between runs. */
   elapsedMs: number;
+  /** The strategy's `ctx.state` at the end, key by key: what it concluded (not part of the report). */
+  finalState: Record<string, unknown>;
 }
 
 /**
@@ -219,6 +221,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       navs: navCloses.map(({ indexId, points }) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
       replayed: done,
       elapsedMs: performance.now() - started,
+      finalState: Object.fromEntries(ledger.strategies.stateEntries(name)),
     };
   } finally {
     ledger.close();

@@ -42,6 +42,16 @@ export interface RuntimeOptions {
   onReject?: (strategy: string, rejection: Rejection, eventId: string) => void;
 }
 
+/** Node clamps a longer timer to 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** An option of the runtime, checked where it enters (0 attempts would park every event with no error to show). */
+function checkRange(name: string, value: number | undefined, min: number, max: number): void {
+  if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) {
+    throw new TypeError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${String(value)}\``);
+  }
+}
+
 export const consumerOf = (name: string) => `strategy:${name}`;
 /** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
 const PAUSED_KEY = 'pausedStrategies';
@@ -61,6 +71,10 @@ export class StrategyRuntime {
   private readonly pausedNames: Set<string>;
 
   constructor(private readonly o: RuntimeOptions) {
+    checkRange('maxAttempts', o.maxAttempts, 1, 100);
+    checkRange('retryBaseMs', o.retryBaseMs, 0, MAX_TIMER_MS);
+    checkRange('timeoutMs', o.timeoutMs, 1, MAX_TIMER_MS);
+    for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
     this.pausedNames = new Set(o.store.runtime<string[]>(PAUSED_KEY)?.value ?? []);
     this.runners = o.strategies.map(

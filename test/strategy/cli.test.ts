@@ -40,5 +40,29 @@ describe('indexbot status and strategies commands', () => {
     });
     expect(retry.status).toBe(0);
     expect(retry.stdout).toContain('0 of 2 parked events delivered; 2 still parked');
-  });
+  }, 120_000);
+
+  it('strategies retry delivers parked events once the handler is fixed, and unparks them', async () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    store.appendEvents([event(1), event(2)]);
+    const strategies = await loadStrategies('test/fixtures/strategies/fixable', { logger: captureLogger().logger });
+    process.env.FIXABLE_BROKEN = '1';
+    try {
+      await new StrategyRuntime({ store, strategies, maxAttempts: 1, retryBaseMs: 1 }).drain();
+    } finally {
+      delete process.env.FIXABLE_BROKEN;
+    }
+    expect(store.strategies.parked('fixable')).toHaveLength(2);
+    store.close();
+    const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/fixable', '--strategy', 'fixable'], {
+      encoding: 'utf8',
+    });
+    expect(retry.status).toBe(0);
+    expect(retry.stdout).toContain('2 of 2 parked events delivered; 0 still parked');
+    const after = SnapshotStore.open(db);
+    expect(after.strategies.parked('fixable')).toEqual([]);
+    expect(after.strategies.stateEntries('fixable').get('seen')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:sindex:rb_2']);
+    after.close();
+  }, 120_000);
 });

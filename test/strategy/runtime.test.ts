@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
-import { StrategyRuntime, consumerOf, loadStrategies } from '../../src/strategy/index.ts';
+import { z } from 'zod';
+import { ManualClock } from '../../src/core/index.ts';
+import { type LoadedStrategy, StrategyRuntime, consumerOf, defineStrategy, loadStrategies } from '../../src/strategy/index.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -63,13 +65,27 @@ describe('StrategyRuntime', () => {
     store.close();
   });
 
-  it('re-delivers parked events on request', async () => {
+  it('re-delivers parked events on request: a handler still failing stays parked, a fixed one commits and unparks', async () => {
     const store = SnapshotStore.open(tempDbPath());
-    store.appendEvents([announced(1)]);
-    const { runtime } = await runtimeFor('mixed', store);
-    await runtime.drain();
-    expect(await runtime.retryParked('always-throws')).toBe(0);
-    expect(store.strategies.parked('always-throws')).toHaveLength(1);
+    store.appendEvents([announced(1), announced(2)]);
+    const { runtime } = await runtimeFor('fixable', store);
+    process.env.FIXABLE_BROKEN = '1';
+    try {
+      await runtime.drain();
+      expect(store.strategies.parked('fixable').map((p) => p.seq)).toEqual([1, 2]);
+      expect(await runtime.retryParked('fixable')).toBe(0);
+      expect(store.strategies.parked('fixable')).toHaveLength(2);
+    } finally {
+      delete process.env.FIXABLE_BROKEN;
+    }
+    expect(await runtime.retryParked('fixable')).toBe(2);
+    expect(store.strategies.parked('fixable')).toEqual([]);
+    // Their effects were committed with the unpark, and the cursor did not move back.
+    expect(store.strategies.stateEntries('fixable').get('seen')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:sindex:rb_2']);
+    expect(store.strategies.alertCount('fixable')).toBe(2);
+    expect(store.cursor(consumerOf('fixable'))).toBe(2);
+    // Nothing is left to retry.
+    expect(await runtime.retryParked('fixable')).toBe(0);
     store.close();
   });
 
@@ -124,6 +140,78 @@ describe('StrategyRuntime', () => {
     expect(s.get('compositionAsOf')).toBe(T0);
     expect(s.get('nav')).toBe(1000);
     expect(s.get('rebalances')).toEqual([]);
+    store.close();
+  });
+
+  it('refuses maxAttempts 0 (it would park every event with no error) and other out-of-range limits, naming the value', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    await expect(runtimeFor('counting', store, { maxAttempts: 0 })).rejects.toThrow('Expected `maxAttempts` to be an integer from 1 to 100, got `0`');
+    await expect(runtimeFor('counting', store, { timeoutMs: 2 ** 31 })).rejects.toThrow(/`timeoutMs` .* got `2147483648`/);
+    await expect(runtimeFor('counting', store, { retryBaseMs: -1 })).rejects.toThrow(/`retryBaseMs`/);
+    store.close();
+  });
+
+  it('times a handler out on the injected clock', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    store.appendEvents([announced(1)]);
+    const clock = new ManualClock(T0 + 10_000);
+    const strategies: LoadedStrategy[] = [
+      {
+        file: 'hangs.ts',
+        params: {},
+        strategy: defineStrategy({ name: 'hangs', params: z.object({}), timeoutMs: 60_000, on: { 'rebalance.announced': () => new Promise<void>(() => {}) } }),
+      },
+    ];
+    const runtime = new StrategyRuntime({ store, strategies, clock, maxAttempts: 1 });
+    let done = false;
+    const drained = runtime.drain().then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    // Real time passes, the injected clock does not: still waiting.
+    expect(done).toBe(false);
+    await clock.advance(60_000);
+    await drained;
+    expect(store.strategies.parked('hangs')[0]!.error).toMatch(/passed its 60000 ms limit/);
+    store.close();
+  });
+
+  it('ctx.state: a handler reads its own writes, a failed one leaves nothing, a committed one is read by the next', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    store.appendEvents([announced(1), announced(2), announced(3)]);
+    const seen: unknown[] = [];
+    const strategies: LoadedStrategy[] = [
+      {
+        file: 'stateful.ts',
+        params: {},
+        strategy: defineStrategy({
+          name: 'stateful',
+          params: z.object({}),
+          on: {
+            'rebalance.announced': (e, ctx) => {
+              seen.push({ seq: e.seq, before: ctx.state.get('list') ?? null, keys: ctx.state.keys() });
+              const list = ctx.state.get<number[]>('list') ?? [];
+              list.push(e.seq);
+              ctx.state.set('list', list);
+              ctx.state.set(`at:${e.seq}`, e.seq);
+              ctx.state.delete('gone');
+              // Your own write, at once (and a key deleted is gone).
+              if (ctx.state.get<number[]>('list')!.at(-1) !== e.seq || ctx.state.get('gone') !== undefined) throw new Error('own write not visible');
+              if (e.seq === 2) throw new Error('fails after writing');
+            },
+          },
+        }),
+      },
+    ];
+    store.transaction(() => store.strategies.setState('stateful', 'gone', 1));
+    await new StrategyRuntime({ store, strategies, maxAttempts: 1 }).drain();
+    expect(seen).toEqual([
+      { seq: 1, before: null, keys: ['gone'] },
+      // Event 1 committed; event 2's writes failed with it and are seen by nobody.
+      { seq: 2, before: [1], keys: ['at:1', 'list'] },
+      { seq: 3, before: [1], keys: ['at:1', 'list'] },
+    ]);
+    expect(Object.fromEntries(store.strategies.stateEntries('stateful'))).toEqual({ list: [1, 3], 'at:1': 1, 'at:3': 3 });
     store.close();
   });
 });

@@ -14,10 +14,12 @@ export interface DispatcherOptions {
   logger?: Logger;
   /** An alert still undelivered this long after it was queued is given up. @default 24 h */
   giveUpAfterMs?: number;
-  /** First retry delay; doubles per attempt up to `maxRetryMs`. @default 2000 */
+  /** First retry delay; doubles per failure in a row (reset once the sink accepts or says when) up to `maxRetryMs`. @default 2000 */
   retryBaseMs?: number;
   /** @default 300000 */
   maxRetryMs?: number;
+  /** A 429's Retry-After is honoured up to this: a sink's queue is in order, so a long wish stalls all of it. @default 60000 */
+  maxRetryAfterMs?: number;
   /** How often an idle sink looks for new events without being notified. @default 1000 */
   idleMs?: number;
   /** Told of each attempt's outcome (metrics). */
@@ -46,6 +48,14 @@ export class AlertDispatcher {
   private readonly giveUpAfterMs: number;
   private readonly retryBaseMs: number;
   private readonly maxRetryMs: number;
+  private readonly maxRetryAfterMs: number;
+  /** Per sink: failures in a row without an answer saying when, for the backoff. */
+  private readonly failuresInRow = new Map<string, number>();
+  /**
+   * Per sink: deliveries the sink accepted that the store has not recorded yet (a full disk).
+   * They are recorded before anything else is sent, so none is sent twice.
+   */
+  private readonly unrecorded = new Map<string, Map<string, number>>();
   private readonly idleMs: number;
   private readonly wakers = new Map<string, () => void>();
   private stopped = false;
@@ -61,11 +71,13 @@ export class AlertDispatcher {
     this.giveUpAfterMs = o.giveUpAfterMs ?? 86_400_000;
     this.retryBaseMs = o.retryBaseMs ?? 2_000;
     this.maxRetryMs = o.maxRetryMs ?? 300_000;
+    this.maxRetryAfterMs = o.maxRetryAfterMs ?? 60_000;
     this.idleMs = o.idleMs ?? 1_000;
     for (const [name, v] of [
       ['giveUpAfterMs', this.giveUpAfterMs],
       ['retryBaseMs', this.retryBaseMs],
       ['maxRetryMs', this.maxRetryMs],
+      ['maxRetryAfterMs', this.maxRetryAfterMs],
     ] as const) {
       if (!Number.isFinite(v) || v <= 0) throw new TypeError(`Expected \`${name}\` to be a number > 0, got \`${String(v)}\``);
     }
@@ -115,10 +127,22 @@ export class AlertDispatcher {
   }
 
   private async step(sink: SinkConfig): Promise<void> {
+    const accepted = this.unrecorded.get(sink.name) ?? new Map<string, number>();
+    this.unrecorded.set(sink.name, accepted);
+    this.recordAccepted(sink.name, accepted);
     this.enqueue(sink);
     for (const row of this.o.store.outbox.pending(sink.name)) {
+      const now = this.clock.now();
+      // Given up on time, not only when a send is tried.
+      if (now - row.createdAt >= this.giveUpAfterMs) {
+        const reason = `still failing after ${Math.round((now - row.createdAt) / 60_000)} min${row.lastError ? `: ${row.lastError}` : ''}`;
+        this.o.store.outbox.givenUp(sink.name, row.eventId, now, reason);
+        this.o.onAttempt?.(sink.name, 'given_up');
+        this.log.warn({ sink: sink.name, alert: row.eventId, attempts: row.attempts, reason }, 'alert given up');
+        continue;
+      }
       // In order: while the head waits out its backoff, nothing behind it jumps ahead.
-      if (this.stopped || row.nextAttemptAt > this.clock.now()) return;
+      if (this.stopped || row.nextAttemptAt > now) return;
       const alert = this.alertOf(row);
       if (!alert) {
         this.o.store.outbox.givenUp(sink.name, row.eventId, this.clock.now(), 'no longer in the database');
@@ -127,24 +151,37 @@ export class AlertDispatcher {
       const outcome = await this.sender.send(sink, alert);
       const at = this.clock.now();
       if (outcome.ok) {
-        this.o.store.outbox.delivered(sink.name, row.eventId, at);
+        this.failuresInRow.set(sink.name, 0);
+        accepted.set(row.eventId, at);
         this.o.onAttempt?.(sink.name, 'delivered');
         this.log.info({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1 }, 'alert delivered');
+        this.recordAccepted(sink.name, accepted);
         continue;
       }
-      if (!outcome.retry || at - row.createdAt >= this.giveUpAfterMs) {
-        const reason = outcome.retry ? `still failing after ${Math.round((at - row.createdAt) / 60_000)} min: ${outcome.reason}` : `refused: ${outcome.reason}`;
+      if (!outcome.retry) {
+        const reason = `refused: ${outcome.reason}`;
         this.o.store.outbox.givenUp(sink.name, row.eventId, at, reason);
         this.o.onAttempt?.(sink.name, 'given_up');
         this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason }, 'alert given up');
         continue;
       }
-      const backoff = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** row.attempts);
-      const delay = Math.max(backoff, outcome.retryAfterMs ?? 0);
+      // A sink that says when to come back is answering: its wish (bounded) replaces the backoff.
+      const failures = outcome.retryAfterMs === undefined ? (this.failuresInRow.get(sink.name) ?? 0) + 1 : 0;
+      this.failuresInRow.set(sink.name, failures);
+      const wanted = outcome.retryAfterMs === undefined ? Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** (failures - 1)) : Math.min(this.maxRetryAfterMs, outcome.retryAfterMs);
+      const delay = Math.max(0, Math.min(wanted, row.createdAt + this.giveUpAfterMs - at));
       this.o.store.outbox.retryAt(sink.name, row.eventId, at + delay, outcome.reason);
       this.o.onAttempt?.(sink.name, 'failed');
       this.log.warn({ sink: sink.name, alert: alert.id, attempts: row.attempts + 1, reason: outcome.reason, retryInMs: delay }, 'alert delivery failed; will retry');
       return;
+    }
+  }
+
+  /** Records what the sink accepted; a store that still refuses fails the round before anything is sent. */
+  private recordAccepted(sink: string, accepted: Map<string, number>): void {
+    for (const [eventId, at] of accepted) {
+      this.o.store.outbox.delivered(sink, eventId, at);
+      accepted.delete(eventId);
     }
   }
 

@@ -11,6 +11,8 @@ export interface OutboxRow {
   attempts: number;
   nextAttemptAt: number;
   createdAt: number;
+  /** Why the last attempt failed. */
+  lastError: string | null;
 }
 
 export interface OutboxSummary {
@@ -36,17 +38,27 @@ export class OutboxTables {
 
   /** The first pending rows of a sink's queue, in the order they are to be sent. */
   pending(sink: string, limit = 50): OutboxRow[] {
-    return (this.s.pending.all(sink, limit) as { sink: string; event_id: string; seq: number; strategy_alert_id: number | null; attempts: number; next_attempt_at: number; created_at: number }[]).map(
-      (r) => ({
-        sink: r.sink,
-        eventId: r.event_id,
-        seq: r.seq,
-        strategyAlertId: r.strategy_alert_id,
-        attempts: r.attempts,
-        nextAttemptAt: r.next_attempt_at,
-        createdAt: r.created_at,
-      }),
-    );
+    return (
+      this.s.pending.all(sink, limit) as {
+        sink: string;
+        event_id: string;
+        seq: number;
+        strategy_alert_id: number | null;
+        attempts: number;
+        next_attempt_at: number;
+        created_at: number;
+        last_error: string | null;
+      }[]
+    ).map((r) => ({
+      sink: r.sink,
+      eventId: r.event_id,
+      seq: r.seq,
+      strategyAlertId: r.strategy_alert_id,
+      attempts: r.attempts,
+      nextAttemptAt: r.next_attempt_at,
+      createdAt: r.created_at,
+      lastError: r.last_error,
+    }));
   }
 
   /** When the head of the sink's queue is due, if it has one. */

@@ -148,6 +148,67 @@ describe('alert sinks against a local receiver', () => {
     expect(store.outbox.summary()[0]!.lastError).toMatch(/^still failing after 61 min: HTTP 429$/);
   });
 
+  it('honours a Retry-After only up to maxRetryAfterMs (60 s): a 429 asking for a year does not stall the queue', async () => {
+    const { receiver, store, clock, dispatcher } = await setup(
+      (url) => [{ type: 'slack', name: 'slack', url }],
+      (_r, n) => (n === 1 ? { status: 429, headers: { 'Retry-After': String(365 * 86_400) } } : { status: 200 }),
+    );
+    store.appendEvents([announced('x', 'rb_1')]);
+    await dispatcher.runOnce();
+    await clock.advance(59_999);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    await clock.advance(1);
+    await dispatcher.runOnce();
+    expect(store.outbox.summary()[0]).toMatchObject({ delivered: 1, pending: 0 });
+  });
+
+  it('takes a Retry-After as the wait, not a floor under a grown backoff, and starts the backoff afresh once the sink answers', async () => {
+    const script = [500, 500, 429, 200, 500, 200];
+    const { receiver, store, clock, dispatcher } = await setup(
+      (url) => [{ type: 'slack', name: 'slack', url }],
+      (_r, n) => ({ status: script[n - 1] ?? 200, headers: script[n - 1] === 429 ? { 'Retry-After': '1' } : {} }),
+    );
+    store.appendEvents([announced('x', 'rb_1')]);
+    const sentAt: number[] = [];
+    for (let i = 0; i < 12 && receiver.requests.length < script.length; i++) {
+      const before = receiver.requests.length;
+      await dispatcher.runOnce();
+      if (receiver.requests.length > before) sentAt.push(clock.now() - T0);
+      if (receiver.requests.length === 4) store.appendEvents([announced('x', 'rb_2')]);
+      await clock.advance(500);
+    }
+    // 500 (retry in 1 s), 500 (2 s), 429 Retry-After 1 (1 s, not 4), 200; then the next alert's 500 waits the base 1 s again.
+    expect(sentAt).toEqual([0, 1_000, 3_000, 4_000, 4_500, 5_500]);
+    expect(store.outbox.summary()[0]).toMatchObject({ delivered: 2, pending: 0 });
+  });
+
+  it('gives up on schedule, also while the next attempt is far off', async () => {
+    const { receiver, store, clock } = await setup(
+      (url) => [{ type: 'slack', name: 'slack', url }],
+      () => ({ status: 500 }),
+    );
+    const dispatcher = new AlertDispatcher({
+      store,
+      sinks: [{ type: 'slack', name: 'slack', url: receiver.url }],
+      clock,
+      sender: new HttpSender(2_000, () => {}),
+      retryBaseMs: 40 * 60_000,
+      maxRetryMs: 50 * 60_000,
+      giveUpAfterMs: 60 * 60_000,
+    });
+    store.appendEvents([announced('x', 'rb_1')]);
+    await dispatcher.runOnce();
+    await clock.advance(40 * 60_000);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(2);
+    // The next backoff (50 min) would end past the give-up age (60 min): given up at 60 min, with no third send.
+    await clock.advance(20 * 60_000);
+    await dispatcher.runOnce();
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1, lastError: 'still failing after 60 min: HTTP 500' });
+    expect(receiver.requests).toHaveLength(2);
+  });
+
   it('filters on event types, indexes and the smallest weight change', async () => {
     const { receiver, store, dispatcher } = await setup((url) => [
       { type: 'webhook', name: 'big', url: `${url}/big`, filter: { minWeightChange: 0.04 } },

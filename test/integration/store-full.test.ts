@@ -169,4 +169,36 @@ describe('a full disk', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(receiver.requests.map((r) => r.headers['idempotency-key'])).toEqual(announcements(N).map((e) => e.id));
   });
+
+  it('keeps a delivery the sink accepted but the store could not record, and records it before sending anything again', async () => {
+    const { store } = await setup();
+    let accepting = false;
+    const receiver = await startReceiver(() => ({ status: accepting ? 200 : 503 }));
+    cleanups.push(() => receiver.close());
+    const { logger, lines } = captureLogger();
+    store.appendEvents(announcements(N));
+    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'webhook', name: 'hook', url: receiver.url }], logger, retryBaseMs: 5, idleMs: 5 });
+    cleanups.push(() => dispatcher.stop());
+    // Every alert queued while there is room; the sink refuses the first try.
+    await dispatcher.runOnce();
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: N });
+    const refused = receiver.requests.length;
+
+    // Now recording a delivery needs pages the disk no longer has.
+    const freeSpace = fillDisk(store);
+    accepting = true;
+    dispatcher.start();
+    await waitFor('a delivery accepted but not recorded', () => lines.filter((l) => l.includes('alert sink round failed') && l.includes('STORE_FULL')).length >= 3, 10_000, 5);
+    const sentWhileFull = receiver.requests.length;
+    expect(sentWhileFull).toBeLessThan(refused + N);
+    await new Promise((r) => setTimeout(r, 100));
+    // Nothing more goes out while the accepted one cannot be recorded.
+    expect(receiver.requests.length).toBe(sentWhileFull);
+
+    freeSpace();
+    await waitFor('every delivery recorded', () => store.outbox.summary()[0]?.delivered === N, 10_000, 5);
+    await new Promise((r) => setTimeout(r, 50));
+    const accepted = receiver.requests.slice(refused).map((r) => r.headers['idempotency-key']);
+    expect(accepted).toEqual(announcements(N).map((e) => e.id));
+  });
 });

@@ -167,7 +167,7 @@ describe('alert sinks against a local receiver', () => {
     const script = [500, 500, 429, 200, 500, 200];
     const { receiver, store, clock, dispatcher } = await setup(
       (url) => [{ type: 'slack', name: 'slack', url }],
-      (_r, n) => ({ status: script[n - 1] ?? 200, headers: script[n - 1] === 429 ? { 'Retry-After': '1' } : {} }),
+      (_r, n) => ({ status: script[n - 1] ?? 200, headers: script[n - 1] === 429 ? { 'Retry-After': '1' } : undefined }),
     );
     store.appendEvents([announced('x', 'rb_1')]);
     const sentAt: number[] = [];

@@ -68,8 +68,9 @@ if op == 'take' then
   end
   if wait > 0 then
     wait = math.max(1, math.ceil(wait))
-    if prio == 2 then hold2 = math.max(hold2, now + wait + 50) end
-    if prio == 1 then hold1 = math.max(hold1, now + wait + 50) end
+    -- Lower priorities stay off until a little after this one is due back (it may come back late).
+    if prio == 2 then hold2 = math.max(hold2, now + wait + 250) end
+    if prio == 1 then hold1 = math.max(hold1, now + wait + 250) end
   else
     tokens = tokens - 1
     seq = seq + 1

@@ -66,11 +66,11 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const digest = freshDigest();
     const backfill = (await proc('backfill')).budget(digest, 'key:x');
     const live = (await proc('live')).budget(digest, 'key:y');
-    const v = view({ limit: 600, burst: 20 }); // one token per 100 ms
+    const v = view({ limit: 120, burst: 20 }); // one token per 500 ms
     let low = 0;
     while ((await backfill.take('low', v)).waitMs === 0) low++;
-    // 20 tokens: low stops with a reserve of 2 left, which high still gets at once.
-    expect(low).toBe(18);
+    // 20 tokens (and what refilled meanwhile): low stops with a reserve of 2 left, which high still gets at once.
+    expect(low).toBeGreaterThanOrEqual(18);
     expect((await live.take('high', v)).waitMs).toBe(0);
     expect((await live.take('high', v)).waitMs).toBe(0);
     const waiting = await live.take('high', v);

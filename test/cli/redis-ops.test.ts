@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { caught } from '../helpers/caught.ts';
-import { writeConfig } from '../helpers/daemon.ts';
+import { runCli, writeConfig } from '../helpers/daemon.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { type TestRedis, freePort, startRedis } from '../helpers/redis.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -47,4 +48,32 @@ describe('Redis in config and doctor', () => {
     expect(down.detail).toMatch(/not reachable/);
     expect(down.detail).not.toContain('hunter2');
   });
+
+  it('status shows the shared budget of each gate and the processes drawing on it', async () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    const shared = { mode: 'shared', limit: 10, burst: 10, tokens: 3.5, processes: ['box-a:101:aa', 'box-b:202:bb'], share: 2 };
+    const gate = {
+      name: 'key:abcd1234',
+      limit: 10,
+      burst: 10,
+      windowMs: 60_000,
+      tokens: 4,
+      remaining: 7,
+      resetAt: undefined,
+      pausedUntil: undefined,
+      queued: 0,
+      inFlight: 0,
+      serverModel: 'window',
+      sent: 12,
+      rateLimited: 0,
+      shared,
+    };
+    store.setRuntime('gates', { gates: [gate, { ...gate, name: 'key:ffff0000', shared: { ...shared, mode: 'local', share: 3 } }], schedule: [], pid: 1 }, Date.now());
+    store.close();
+    const out = await runCli(['status', '--db', db]);
+    expect(out.status).toBe(0);
+    expect(out.stdout).toContain('shared budget (Redis): limit 10  burst 10  tokens 3.5; 2 processes in the last minute: box-a:101:aa, box-b:202:bb');
+    expect(out.stdout).toContain('shared budget: Redis unreachable, pacing to 1/3 of it locally');
+  }, 60_000);
 });

@@ -1,9 +1,17 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+// `indexbot` imports (the example and fixture strategies) resolve to src/, as in a checkout's
+// CLI: through Vite for what the tests import, through Node for TypeScript strategy files
+// (loaded by tsx in the worker).
+const SOURCE_CONDITION = 'indexbot-source';
+
 export default defineConfig({
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    execArgv: [`--conditions=${SOURCE_CONDITION}`],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },

@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-// Strategies and the CLI are TypeScript loaded without a build step: tsx's loader
-// is registered before anything else is imported.
-import { register } from 'tsx/esm/api';
+// An installed package runs its compiled dist/ on plain Node. A checkout (src/ beside bin/,
+// which the tarball does not ship) runs the TypeScript source through tsx, and `indexbot`
+// imports resolve to src/ too (the package's "indexbot-source" export condition): no build
+// step while developing.
+import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 
-register();
-await import('../src/cli/main.ts');
+const source = new URL('../src/cli/main.ts', import.meta.url);
+if (existsSync(source)) {
+  const tsx = await import('tsx/esm/api');
+  tsx.register();
+  register('data:text/javascript,export const resolve = (s, c, next) => next(s, { ...c, conditions: [...c.conditions, "indexbot-source"] });');
+  await import(source.href);
+} else {
+  await import('../dist/cli/main.js');
+}

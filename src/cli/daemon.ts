@@ -10,7 +10,7 @@ import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/ind
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
 import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
-import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies } from '../strategy/index.ts';
+import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
 
 export interface DaemonOptions {
@@ -28,6 +28,8 @@ export interface DaemonOptions {
   strategyClock?: Clock;
   /** A collector (`--role collector`) polls and detects; its runners run the strategies. */
   withoutStrategies?: boolean;
+  /** Reload a strategy whose file changes, without a restart (`--watch`). */
+  watch?: boolean;
 }
 
 /** A running bot: its store, client and poller, and how to stop them in order. */
@@ -144,6 +146,10 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       strategies: runtime,
       sendTestAlert: () => sendTestAlert(config),
     });
+    const watcher = options.watch
+      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: logger.child({ component: 'watch' }) })
+      : undefined;
+    started.push(() => watcher?.close());
     poller.start();
     started.push(() => poller.stop(config.shutdownGraceMs));
     retention?.start();
@@ -157,6 +163,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       async stop() {
         await inTurn([
           () => clearInterval(statusTimer),
+          () => watcher?.close(),
           () => faces.stop(),
           () => poller.stop(config.shutdownGraceMs),
           () => runtime.stop(),

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import type { Config } from '../config/index.ts';
 import { MAX_TIMER_MS, createLogger, systemClock } from '../core/index.ts';
@@ -8,6 +8,7 @@ import { startDaemon } from './daemon.ts';
 import { intOption, numberOption, seedOption, untilSignal } from './options.ts';
 
 interface DemoOptions {
+  watch: boolean;
   speed: number;
   seed: number;
   durationS: number | undefined;
@@ -26,9 +27,10 @@ export function registerDemoCommand(program: Command): void {
     .description('the sandbox in-process with a fast clock and the bot against it (what `npm start` runs)')
     .option('--speed <x>', `simulated seconds per real second, 1 to ${MAX_SPEED}`, numberOption(1, MAX_SPEED), 1440)
     .option('--seed <n>', 'seed of the simulated market', seedOption, 1)
-    .option('--duration-s <s>', 'stop by itself after this many seconds', intOption(1, Math.floor(MAX_TIMER_MS / 1000)))
+    .addOption(new Option('--duration-s <s>', 'stop by itself after this many seconds').env('INDEXBOT_DEMO_DURATION_S').argParser(intOption(1, Math.floor(MAX_TIMER_MS / 1000))))
     .option('--db <file>', 'SQLite file of the demo (started afresh each run)', 'data/demo.db')
     .option('--strategies <dir>', 'strategy modules to run', 'strategies')
+    .option('--watch', 'reload a strategy whose file changes, without a restart', false)
     .action(async (opts: DemoOptions) => {
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);

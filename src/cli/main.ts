@@ -4,18 +4,21 @@ import { storeFailure } from '../store/index.ts';
 import { registerBackfillCommand } from './backfill-command.ts';
 import { registerBacktestCommand } from './backtest-command.ts';
 import { registerCheckLookaheadCommand } from './check-lookahead-command.ts';
+import { registerConfigCommand } from './config-command.ts';
 import { registerWalkForwardCommand } from './walk-forward-command.ts';
 import { registerOptimizeCommand } from './optimize-command.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerDemoCommand } from './demo-command.ts';
 import { registerLoginCommand } from './login-command.ts';
+import { packageJson } from './package-files.ts';
+import { registerProjectCommands } from './project-commands.ts';
 import { registerRunCommand } from './run-command.ts';
 import { registerSandboxCommand } from './sandbox-command.ts';
 import { registerStatusCommand } from './status-command.ts';
 import { registerStrategiesCommand } from './strategies-command.ts';
 
 const program = new Command();
-program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').exitOverride();
+program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').version(packageJson().version).exitOverride();
 
 registerDemoCommand(program);
 registerRunCommand(program);
@@ -29,6 +32,8 @@ registerOptimizeCommand(program);
 registerDoctorCommand(program);
 registerStrategiesCommand(program);
 registerSandboxCommand(program);
+registerProjectCommands(program);
+registerConfigCommand(program);
 
 /** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
 const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;

@@ -5,16 +5,17 @@ import { LOG_FLAGS, SERVER_FLAGS, loggerFor, untilSignal, withConfigFlags } from
 
 export function registerRunCommand(program: Command): void {
   withConfigFlags(program.command('run').description('the daemon: poll, cache in SQLite, detect rebalances, run strategies until SIGINT/SIGTERM'), ...SERVER_FLAGS, ...LOG_FLAGS, 'strategies')
+    .option('--watch', 'reload a strategy whose file changes, without a restart (cursor and state carry over)')
     .option('--http <addr>', 'serve /metrics, /healthz, /readyz, /api/v1 and the dashboard on host:port, e.g. 127.0.0.1:9464 (config: http.listen)')
     .option('--role <role>', 'all (one process), collector (poll, detect, publish events to Redis) or strategies (run strategies fed from Redis)', 'all')
     .option('--events <url>', 'redis:// URL of the event stream, for --role collector|strategies (or INDEXBOT_EVENTS_URL)')
     .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)")
-    .action(async (flags: ConfigFlags & RoleFlags) => {
+    .action(async (flags: ConfigFlags & RoleFlags & { watch?: boolean }) => {
       // A runner talks to no server: it needs no base URL.
       const config = loadConfig(flags, process.env, { server: flags.role !== 'strategies' });
       const logger = loggerFor(config);
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);
-      const daemon = await startRole(config, flags, { logger });
+      const daemon = await startRole(config, flags, { logger, watch: flags.watch === true });
       const signal = await untilSignal();
       logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');
       await daemon.stop();

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { findSourceMap } from 'node:module';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
-import { StrategyError } from '../core/index.ts';
 import { CacheCopy, SnapshotStore } from '../store/index.ts';
-import { type LoadedStrategy, isStrategy, withParams } from '../strategy/index.ts';
+import { loadStrategy } from '../strategy/index.ts';
 
 /**
  * The lookahead check: replay a strategy over the whole range, then, for each moment it
@@ -72,9 +72,8 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));
   const clock = watchWallClock(file);
   const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
-  let loads = 0;
   const run = async (cachePath: string, to: number): Promise<BacktestResult> => {
-    const strategy = await loadFresh(file, o.params, ++loads);
+    const strategy = await loadStrategy(file, o.params);
     const cache = SnapshotStore.open(cachePath, { readonly: true });
     // A strategy that opens the cache by itself finds it where the bot's own commands do.
     const previousDb = process.env.INDEXBOT_DB;
@@ -125,18 +124,6 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   }
 }
 
-/** A new instance of the module: its top-level code runs again and its module state starts empty. */
-async function loadFresh(file: string, params: unknown, n: number): Promise<LoadedStrategy> {
-  let mod: { default?: unknown };
-  try {
-    mod = (await import(`${pathToFileURL(file).href}?lookahead=${n}`)) as { default?: unknown };
-  } catch (e) {
-    throw new StrategyError(`${file}: failed to load: ${(e as Error).message.split('\n')[0]}`, 'STRATEGY_LOAD');
-  }
-  if (!isStrategy(mod.default)) throw new StrategyError(`${file}: exports no strategy; it needs \`export default defineStrategy({ ... })\``, 'STRATEGY_LOAD');
-  return withParams(mod.default, file, params);
-}
-
 const sig = (x: number) => Number(x.toPrecision(10));
 
 export function decisionsOf(r: Pick<BacktestResult, 'fills' | 'rejections'>): Decision[] {
@@ -172,6 +159,20 @@ export function evenly<T>(items: readonly T[], max: number): T[] {
 }
 
 /**
+ * `path:line:column` in the strategy's own source. The loader imports each copy under its own
+ * URL (a query), and where a test runner's stack formatting skips source maps, the frame is
+ * still in tsx's output: its inline source map gives the line back.
+ */
+function originalLocation(frame: string): string {
+  const at = /^(.*?):(\d+):(\d+)$/.exec(frame);
+  if (!at) return frame;
+  const url = at[1]!.startsWith('file://') ? at[1]! : pathToFileURL(at[1]!.replace(/\?.*$/, '')).href + (at[1]!.match(/\?.*$/)?.[0] ?? '');
+  const entry = findSourceMap(url)?.findEntry(Number(at[2]) - 1, Number(at[3]) - 1) as { originalLine?: number; originalColumn?: number } | undefined;
+  const path = fileURLToPath(url.replace(/\?.*$/, ''));
+  return entry?.originalLine === undefined ? `${path}:${at[2]}:${at[3]}` : `${path}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
+}
+
+/**
  * Counts `Date.now()` and `new Date()` (no argument: the wall clock) made from the strategy
  * file while installed. A backtest runs on a simulated clock: such a call reads the real one.
  */
@@ -182,7 +183,7 @@ function watchWallClock(file: string): { calls(): ClockCall[]; restore(): void }
     const stack = new Error().stack ?? '';
     const line = stack.split('\n').find((l) => l.includes(file));
     if (!line) return;
-    const location = (line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, '')).replace(/^file:\/\//, '').replace(/\?lookahead=\d+/, '');
+    const location = originalLocation(line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, ''));
     const key = `${call}|${location}`;
     const c = found.get(key) ?? { call, location, count: 0 };
     c.count++;

@@ -27,7 +27,7 @@ interface SchemaProperty {
   exclusiveMaximum?: number;
 }
 
-export function readSpace(file: string, strategy: { name: string; params: z.ZodType }): Dimension[] {
+export function readSpace(file: string, strategy: { name: string; params?: z.ZodType | undefined }): Dimension[] {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -37,7 +37,8 @@ export function readSpace(file: string, strategy: { name: string; params: z.ZodT
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || Object.keys(raw).length === 0) {
     throw new ConfigError(`${file}: expected an object of param name to a range [min, max], {min, max, log?, int?} or {values: [...]}`);
   }
-  const properties = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, SchemaProperty> }).properties ?? {};
+  // A strategy without a params schema has no params to search.
+  const properties = (z.toJSONSchema(strategy.params ?? z.object({}), { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, SchemaProperty> }).properties ?? {};
   return Object.entries(raw).map(([key, spec]): Dimension => {
     const prop = properties[key];
     if (!prop) throw new ConfigError(`${file}: ${key}: not a param of ${strategy.name} (its params: ${Object.keys(properties).join(', ') || 'none'})`);

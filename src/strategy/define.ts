@@ -46,12 +46,15 @@ export interface StrategyContext<P> {
 export type Handler<T extends EventType, P> = (event: EventOf<T>, ctx: StrategyContext<P>) => void | Promise<void>;
 export type Handlers<P> = { [T in EventType]?: Handler<T, P> };
 
-export interface StrategyDefinition<S extends z.ZodType> {
+/** The params of a strategy that declares none. */
+export type NoParams = z.ZodObject<Record<never, never>, z.core.$strict>;
+
+export interface StrategyDefinition<S extends z.ZodType = NoParams> {
   /** Lowercase slug, unique among the loaded strategies; names its state, account and cursor. */
   name: string;
   description?: string;
-  /** zod schema of the params; its output type is what handlers see as `ctx.params`. */
-  params: S;
+  /** zod schema of the params; its output type is what handlers see as `ctx.params`. @default none (`{}`) */
+  params?: S;
   /** Indexes whose events reach the handlers. @default 'all' */
   indexes?: readonly string[] | 'all';
   /** Per-handler time limit. @default 5000 */
@@ -64,7 +67,7 @@ const BRAND = Symbol.for('indexbot.strategy');
 export type Strategy<S extends z.ZodType = z.ZodType> = StrategyDefinition<S> & { readonly [BRAND]: true };
 
 /** Declares a strategy: `export default defineStrategy({ name, params, on: { 'rebalance.announced': handler } })`. */
-export function defineStrategy<S extends z.ZodType>(definition: StrategyDefinition<S>): Strategy<S> {
+export function defineStrategy<S extends z.ZodType = NoParams>(definition: StrategyDefinition<S>): Strategy<S> {
   return Object.freeze({ ...definition, [BRAND]: true as const });
 }
 

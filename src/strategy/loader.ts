@@ -25,8 +25,11 @@ export interface LoadOptions {
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const SOURCE = /\.(ts|mts|js|mjs)$/;
+const TYPESCRIPT = /\.m?ts$/;
+/** What a strategy that declares no params gets: nothing, and a config that sets some is told so. */
+const NO_PARAMS = z.strictObject({});
 
-/** Loads every strategy module in `dir` (TypeScript needs no build step: the CLI runs under tsx). */
+/** Loads every strategy module in `dir`: TypeScript through tsx, no build step. */
 export async function loadStrategies(dir: string, o: LoadOptions): Promise<LoadedStrategy[]> {
   if (!existsSync(dir)) {
     if (o.explicit) throw new ConfigError(`strategies directory ${dir} does not exist`);
@@ -58,13 +61,22 @@ async function loadOne(file: string, o: LoadOptions): Promise<LoadedStrategy | u
   return withParams(strategy, file, o.params?.[strategy.name] ?? {});
 }
 
-/** Imports one strategy file and checks that it exports a well-named strategy. */
+/** A strategy file and its params, validated by its schema (what `runBacktest` takes). */
+export async function loadStrategy(file: string, params: unknown = {}): Promise<LoadedStrategy> {
+  return withParams(await loadStrategyModule(file), file, params);
+}
+
+/**
+ * Imports one strategy file, afresh each call (watch mode reloads a changed file), and
+ * checks that it exports a well-formed strategy. Every error names the file, and the line
+ * when the error points into it.
+ */
 export async function loadStrategyModule(file: string): Promise<Strategy> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown };
+    mod = (await importFresh(resolve(file))) as { default?: unknown };
   } catch (e) {
-    throw new StrategyError(`${file}: failed to load: ${firstLine((e as Error).message)}`, 'STRATEGY_LOAD');
+    throw new StrategyError(`${file}${lineIn(resolve(file), e)}: failed to load: ${reason(e)}`, 'STRATEGY_LOAD');
   }
   const strategy = mod.default;
   if (!isStrategy(strategy)) {
@@ -73,18 +85,58 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
   if (typeof strategy.name !== 'string' || !NAME.test(strategy.name)) {
     throw new StrategyError(`${file}: strategy name must be a lowercase slug, got ${JSON.stringify(strategy.name)}`, 'STRATEGY_LOAD');
   }
+  if (strategy.params !== undefined && typeof (strategy.params as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new StrategyError(`${file}: params of "${strategy.name}" must be a zod schema, e.g. z.object({ ... })`, 'STRATEGY_LOAD');
+  }
+  if (typeof strategy.on !== 'object' || strategy.on === null) {
+    throw new StrategyError(`${file}: "${strategy.name}" has no \`on\` object of event handlers`, 'STRATEGY_LOAD');
+  }
   return strategy;
 }
 
+let generation = 0;
+
+/**
+ * ESM caches a module by URL: TypeScript goes through tsx's `tsImport`, which loads the file
+ * and its own imports in a fresh namespace; JavaScript gets a query that makes the URL new.
+ * tsx is imported only when a TypeScript file is, so the installed CLI starts on plain Node.
+ */
+async function importFresh(path: string): Promise<unknown> {
+  const url = pathToFileURL(path).href;
+  if (!TYPESCRIPT.test(path)) return import(`${url}?v=${++generation}`);
+  const { tsImport } = await import('tsx/esm/api');
+  // tsx's output carries inline source maps: with them, errors and stacks name the lines of the user's own file.
+  process.setSourceMapsEnabled(true);
+  return tsImport(url, { parentURL: import.meta.url });
+}
+
+/** `:line` when the error's message or stack points at a line and column of `path` (a syntax error, a throw at import). */
+function lineIn(path: string, e: unknown): string {
+  const text = e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e);
+  for (const prefix of [pathToFileURL(path).href, path]) {
+    const at = new RegExp(`${escapeRegExp(prefix)}(?:\\?[^:\\s]*)?:(\\d+):\\d+`).exec(text);
+    if (at) return `:${at[1]}`;
+  }
+  return '';
+}
+
+/** The error's own words, without the tool's preamble or the location already named. */
+function reason(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const lines = message
+    .split('\n')
+    .map((l) => l.replace(/^.*?:\d+:\d+: (ERROR: )?/, '').trim())
+    .filter((l) => l !== '' && !/^Transform failed with \d+ errors?:$/.test(l));
+  return lines.slice(0, 2).join(' ');
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The strategy with `raw` params validated by its schema (a sweep calls this once per parameter set). */
 export function withParams(strategy: Strategy, file: string, raw: unknown): LoadedStrategy {
-  const parsed = strategy.params.safeParse(raw);
+  const parsed = (strategy.params ?? NO_PARAMS).safeParse(raw);
   if (!parsed.success) {
     throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`, 'STRATEGY_PARAMS');
   }
   return { strategy, params: Object.freeze(parsed.data), file };
-}
-
-function firstLine(text: string): string {
-  return text.split('\n').slice(0, 3).join(' ').trim();
 }

@@ -152,6 +152,14 @@ export class StrategyRuntime {
     return r;
   }
 
+  /**
+   * Runs a new version of a running strategy, found by name (watch mode): the event in hand
+   * finishes on the old code, the next one reaches the new; cursor, state and paper book carry over.
+   */
+  replace(loaded: LoadedStrategy): void {
+    this.runner(loaded.strategy.name).replace(loaded);
+  }
+
   /** Re-delivers parked events (all strategies, or one); returns how many succeeded. */
   async retryParked(strategy?: string): Promise<number> {
     let ok = 0;
@@ -174,7 +182,7 @@ class StrategyRunner {
   private readonly log: Logger;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
-  private readonly timeoutMs: number;
+  private timeoutMs: number;
   private readonly events: EventLog;
   private readonly shared: RunnerShared;
   /** Committed state as JSON text per key: a read parses only its key, and a write of an equal value is no write. */
@@ -189,7 +197,7 @@ class StrategyRunner {
   private uncommittedSeq: number | undefined;
 
   constructor(
-    private readonly loaded: LoadedStrategy,
+    private loaded: LoadedStrategy,
     private readonly o: RuntimeOptions,
     private readonly startedAt: number,
     private readonly isStopped: () => boolean,
@@ -215,6 +223,11 @@ class StrategyRunner {
 
   private isHeld(): boolean {
     return this.isStopped() || this.isPausedName(this.name);
+  }
+
+  replace(loaded: LoadedStrategy): void {
+    this.loaded = loaded;
+    this.timeoutMs = loaded.strategy.timeoutMs ?? this.o.timeoutMs ?? 5_000;
   }
 
   get committedBook(): Readonly<Book> {
@@ -444,12 +457,14 @@ function settle(scope: AttemptScope): AttemptResult {
  */
 function failed(e: unknown): { ok: false; error: string } {
   if (!(e instanceof Error)) return { ok: false, error: String(e) };
-  const lines = (e.stack ?? `${e.name}: ${e.message}`).split('\n');
+  // Strategy files are imported under a query that makes each load new (loader.ts): not part of their path.
+  const lines = (e.stack ?? `${e.name}: ${e.message}`).replace(LOADER_QUERY, '').split('\n');
   const ours = lines.findIndex((l, i) => i > 0 && OWN_FRAME.test(l));
   return { ok: false, error: (ours === -1 ? lines : lines.slice(0, ours)).join('\n') };
 }
 
 const OWN_FRAME = /[/\\]strategy[/\\](runtime|attempt)\.[jt]s:/;
+const LOADER_QUERY = /\?(tsx-namespace|v)=[^:)\s]*/g;
 
 function isNoEffect(fx: Effects): boolean {
   return fx.writes.size === 0 && fx.touched.size === 0 && fx.fills.length === 0 && fx.alerts.length === 0;

@@ -1,19 +1,8 @@
 import { inspect } from 'node:util';
 import { AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
-import {
-  AuthError,
-  BadRequestError,
-  ForbiddenError,
-  IndexClient,
-  type IndexClientOptions,
-  MalformedResponseError,
-  ManualClock,
-  NotFoundError,
-  RateLimitError,
-  ResponseValidationError,
-  ServerError,
-} from '../../src/index.ts';
+import { IndexClient, type IndexClientOptions } from '../../src/api/index.ts';
+import { AuthError, BadRequestError, ForbiddenError, MalformedResponseError, ManualClock, NotFoundError, RateLimitError, ResponseValidationError, ServerError } from '../../src/core/index.ts';
 import { captureLogger, envelope, errorBody, type FakeResponse, fakeTransport, type RecordedRequest } from '../helpers/fake-transport.ts';
 
 const BASE = 'http://api.test/v1';

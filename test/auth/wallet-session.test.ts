@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { describe, expect, it, vi } from 'vitest';
-import { type AuthEndpoints, AuthError, FileTokenStore, KeypairError, ManualClock, MemoryTokenStore, SigninRefusedError, WalletKeypair, WalletSession, renderSigninMessage } from '../../src/index.ts';
+import { type AuthEndpoints, FileTokenStore, MemoryTokenStore, WalletKeypair, WalletSession } from '../../src/auth/index.ts';
+import { renderSigninMessage } from '../../src/contract/index.ts';
+import { AuthError, KeypairError, ManualClock, SigninRefusedError } from '../../src/core/index.ts';
 import { caught } from '../helpers/caught.ts';
 
 const BASE = 'http://127.0.0.1:7420/v1';

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, FileTokenStore, IndexClient, MalformedResponseError, MemoryTokenStore, NetworkError, ServerError, TimeoutError, WalletKeypair, createLogger } from '../../src/index.ts';
+import { IndexClient } from '../../src/api/index.ts';
+import { FileTokenStore, MemoryTokenStore, WalletKeypair } from '../../src/auth/index.ts';
+import { AuthError, MalformedResponseError, NetworkError, ServerError, TimeoutError, createLogger } from '../../src/core/index.ts';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
 import { control, raw, testSandbox } from '../helpers/sandbox.ts';
 

@@ -17,7 +17,7 @@ describe('loadStrategies', () => {
     const err = await loadStrategies(dir('syntax-error'), { logger: captureLogger().logger }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StrategyError);
     expect((err as StrategyError).code).toBe('STRATEGY_LOAD');
-    expect((err as StrategyError).message).toMatch(/syntax-error\/broken\.ts: failed to load/);
+    expect((err as StrategyError).message).toMatch(/syntax-error\/broken\.ts:5: failed to load: Unexpected ","$/);
   });
 
   it('names a file that exports no strategy', async () => {

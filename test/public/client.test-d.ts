@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { ApiError, Composition, IndexClient, IndexbotError, Page, PageIterator, Rebalance, RateGateState, RateLimitError, Tier } from 'indexbot';
+import type { ApiError, Composition, IndexClient, IndexbotError, Page, PageIterator, Rebalance, RateGateState, RateLimitError, Tier } from 'indexbot/client';
 
-describe('the package root', () => {
+describe('indexbot/client', () => {
   it('resolves through the package exports self-reference', () => {
     expectTypeOf<RateLimitError>().toMatchTypeOf<ApiError>();
     expectTypeOf<ApiError>().toMatchTypeOf<IndexbotError>();

@@ -1,0 +1,107 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Command, InvalidArgumentError } from 'commander';
+import { IndexbotError } from '../core/index.ts';
+import { PACKAGE_ROOT, packageJson } from './package-files.ts';
+
+const TEMPLATES = new URL('templates/', PACKAGE_ROOT);
+const STRATEGY_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** npm leaves `.gitignore` out of a tarball: the template is stored under another name. */
+const RENAMED: Record<string, string> = { _gitignore: '.gitignore' };
+
+/** `indexbot init [dir]` and `indexbot new-strategy NAME`: a user's own project, and strategies in it. */
+export function registerProjectCommands(program: Command): void {
+  program
+    .command('init')
+    .argument('[dir]', 'directory of the new project (created if missing)', '.')
+    .description('create a project for your strategies: package.json, tsconfig, an example strategy and its test, config; writes only new files (exit 78 and the name of a file that exists)')
+    .action((dir: string) => {
+      const target = resolve(dir);
+      const name = npmName(basename(target));
+      const files = templateFiles(new URL('project/', TEMPLATES)).map(([path, text]) => [path, text.replaceAll('__NAME__', name)] as const);
+      files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
+      writeNewFiles(target, files);
+      const cd = dir === '.' ? '' : dir;
+      process.stdout.write(`created ${name} in ${target}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start      # the demo with your strategies\n  npm test\n`);
+    });
+
+  program
+    .command('new-strategy')
+    .argument('<name>', 'lowercase slug, e.g. momentum-2', strategyName)
+    .option('--dir <project>', 'the project (its strategies/ and test/)', '.')
+    .description('add strategies/NAME.ts (a typed skeleton with its params schema) and test/NAME.test.ts; writes only new files')
+    .action((name: string, opts: { dir: string }) => {
+      const files = templateFiles(new URL('strategy/', TEMPLATES)).map(
+        ([path, text]) => [path === 'strategy.ts' ? `strategies/${name}.ts` : `test/${name}.test.ts`, text.replaceAll('__NAME__', name)] as const,
+      );
+      writeNewFiles(resolve(opts.dir), files);
+      process.stdout.write(`created ${files.map(([path]) => path).join(' and ')}\n`);
+    });
+}
+
+function strategyName(raw: string): string {
+  if (!STRATEGY_NAME.test(raw)) throw new InvalidArgumentError(`expected a lowercase slug like "momentum-2" (a-z, 0-9, -), got "${raw}"`);
+  return raw;
+}
+
+/** The directory's name as an npm package name. */
+function npmName(dir: string): string {
+  return (
+    dir
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+/, '') || 'my-indexbot'
+  );
+}
+
+function projectPackageJson(name: string): object {
+  const own = packageJson();
+  const dev = own.devDependencies ?? {};
+  return {
+    name,
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    scripts: {
+      start: 'indexbot demo --strategies strategies',
+      test: 'vitest run',
+      typecheck: 'tsc --noEmit',
+      backtest: 'indexbot backtest',
+    },
+    dependencies: { indexbot: `^${own.version}`, zod: own.dependencies.zod },
+    devDependencies: { '@types/node': dev['@types/node'], typescript: dev.typescript, vitest: dev.vitest },
+    engines: { node: '>=20.19' },
+  };
+}
+
+/** Every file under a template folder, as [path relative to it, text]. */
+function templateFiles(rootUrl: URL): [string, string][] {
+  const root = fileURLToPath(rootUrl);
+  const out: [string, string][] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir).sort()) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else {
+        const rel = relative(root, path);
+        out.push([join(dirname(rel), RENAMED[basename(rel)] ?? basename(rel)), readFileSync(path, 'utf8')]);
+      }
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Writes all the files, or none: one that exists already stops it before anything is written. */
+function writeNewFiles(target: string, files: readonly (readonly [string, string])[]): void {
+  for (const [path] of files) {
+    const file = join(target, path);
+    if (existsSync(file)) throw new IndexbotError(`${file} already exists; nothing was written (move it away, or pick another directory)`, 'FILE_EXISTS', 'input');
+  }
+  for (const [path, text] of files) {
+    const file = join(target, path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text, { flag: 'wx' });
+  }
+}

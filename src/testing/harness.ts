@@ -1,0 +1,98 @@
+import type { z } from 'zod';
+import type { Clock } from '../core/index.ts';
+import { systemClock } from '../core/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
+import { type PaperPosition, SnapshotStore } from '../store/index.ts';
+import { type Fill, type MarketQueries, type PaperBrokerOptions, type Strategy, StrategyRuntime, withParams } from '../strategy/index.ts';
+
+export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
+  strategy: Strategy<S>;
+  /** Delivered in order, each at its `detectedAt` (what `ctx.clock.now()` returns in its handler). */
+  events: readonly IndexbotEvent[];
+  /** Raw params, validated by the strategy's schema as a config's would be. @default {} */
+  params?: unknown;
+  /** Token prices in USD the paper broker fills at and `ctx.data.tokenPrice` returns: by address, or a function of address and time. */
+  prices?: Record<string, number> | ((address: string, at: number) => number | undefined);
+  /** Index values (NAV of one unit) by index id. */
+  indexValues?: Record<string, number>;
+  /** State the strategy starts with, as if committed by earlier events. */
+  state?: Record<string, unknown>;
+  /** @default 10000 USD cash, 10 bps fee, 5 bps slippage */
+  paper?: PaperBrokerOptions;
+  /** Attempts before an event is parked. @default 1: a test's handler fails the same way each time */
+  maxAttempts?: number;
+  /** Handler time limit in real ms. @default the strategy's, else 5000 */
+  timeoutMs?: number;
+}
+
+export interface StrategyRunResult {
+  /** Paper fills in order, each with the id of the event whose handler made it. */
+  fills: (Fill & { eventId: string })[];
+  /** The strategy's committed state after the last event. */
+  state: Record<string, unknown>;
+  alerts: { message: string; data: unknown }[];
+  /** Events whose handler failed every attempt, with the last error. */
+  parked: { eventId: string; error: string }[];
+  cash: number;
+  positions: PaperPosition[];
+}
+
+/**
+ * Runs one strategy over a list of events as the daemon would (the same runtime, buffered
+ * state, paper broker and parking), against an in-memory cache; nothing touches the disk.
+ */
+export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>): Promise<StrategyRunResult> {
+  const loaded = withParams(o.strategy as unknown as Strategy, `strategy "${o.strategy.name}"`, o.params ?? {});
+  const store = SnapshotStore.open(':memory:');
+  try {
+    let now = o.events[0]?.detectedAt ?? 0;
+    const clock: Clock = { ...systemClock, now: () => now };
+    const prices = o.prices;
+    const tokenPrice = typeof prices === 'function' ? prices : (address: string) => prices?.[address];
+    const market: MarketQueries = {
+      compositionAt: (indexId, at) => store.compositionAt(indexId, at),
+      rebalancesAt: (indexId, at) => store.rebalancesAt(indexId, at),
+      historyBetween: (indexId, interval, from, to) => store.historyBetween(indexId, interval, from, to),
+      navAt: (indexId, at) => {
+        const nav = o.indexValues?.[indexId];
+        return nav === undefined ? undefined : { nav, asOf: at };
+      },
+      tokenPriceAt: (address, at) => {
+        const priceUsd = tokenPrice(address, at);
+        return priceUsd === undefined ? undefined : { priceUsd, asOf: at };
+      },
+    };
+    for (const [key, value] of Object.entries(o.state ?? {})) store.strategies.setState(o.strategy.name, key, value);
+    const fills: StrategyRunResult['fills'] = [];
+    const alerts: StrategyRunResult['alerts'] = [];
+    const runtime = new StrategyRuntime({
+      store,
+      market,
+      strategies: [loaded],
+      clock,
+      startedAt: Number.NEGATIVE_INFINITY,
+      paper: o.paper,
+      maxAttempts: o.maxAttempts ?? 1,
+      timeoutMs: o.timeoutMs,
+      onFill: (_s, fill, eventId) => fills.push({ ...fill, eventId }),
+      onAlert: (_s, message, data) => alerts.push({ message, data }),
+    });
+    for (const event of o.events) {
+      now = event.detectedAt;
+      const { seq: _seq, ...unstored } = event;
+      store.appendEvents([unstored]);
+      await runtime.drain();
+    }
+    const book = runtime.book(o.strategy.name)!;
+    return {
+      fills,
+      state: Object.fromEntries(store.strategies.stateEntries(o.strategy.name)),
+      alerts,
+      parked: store.strategies.parked(o.strategy.name).map((p) => ({ eventId: p.eventId, error: p.error })),
+      cash: book.cash,
+      positions: book.positions,
+    };
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,13 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import { type BacktestOptions, type BacktestResult, type LoadedStrategy, type SnapshotStore, loadStrategy, openCache, runBacktest } from 'indexbot/backtest';
+
+describe('indexbot/backtest', () => {
+  it('opens a cache and loads a strategy file into what runBacktest takes', () => {
+    expectTypeOf(openCache).returns.toEqualTypeOf<SnapshotStore>();
+    expectTypeOf(loadStrategy).returns.resolves.toEqualTypeOf<LoadedStrategy>();
+    expectTypeOf<BacktestOptions['cache']>().toEqualTypeOf<SnapshotStore>();
+    expectTypeOf<BacktestOptions['strategy']>().toEqualTypeOf<LoadedStrategy>();
+    expectTypeOf(runBacktest).returns.resolves.toEqualTypeOf<BacktestResult>();
+    expectTypeOf<BacktestResult['fills'][number]['eventId']>().toEqualTypeOf<string>();
+  });
+});

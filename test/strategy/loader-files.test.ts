@@ -1,0 +1,100 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { StrategyError } from '../../src/core/index.ts';
+import { loadStrategies, loadStrategy, loadStrategyModule } from '../../src/strategy/index.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
+
+/**
+ * Strategy files in a project outside this repository, as a user keeps them: their
+ * `indexbot` import resolves from the project's own node_modules (here a link to this
+ * package, as `npm install` of a local path makes).
+ */
+const project = mkdtempSync(join(tmpdir(), 'indexbot-user-project-'));
+mkdirSync(join(project, 'node_modules'));
+symlinkSync(resolve('.'), join(project, 'node_modules', 'indexbot'), 'dir');
+symlinkSync(resolve('node_modules/zod'), join(project, 'node_modules', 'zod'), 'dir');
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+let dirs = 0;
+function strategiesDir(files: Record<string, string>, packageJson: object | undefined = { type: 'module' }): string {
+  const dir = join(project, `strategies-${++dirs}`);
+  mkdirSync(dir);
+  if (packageJson) writeFileSync(join(dir, 'package.json'), JSON.stringify(packageJson));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const plain = (name: string, body = "'performance.updated': (_e, ctx) => ctx.state.set('seen', true)") => `import { defineStrategy } from 'indexbot';
+export default defineStrategy({
+  name: '${name}',
+  on: { ${body} },
+});
+`;
+
+describe('strategy files outside the repository', () => {
+  it('loads a TypeScript strategy that imports indexbot, with or without a package.json of type module', async () => {
+    for (const packageJson of [{ type: 'module' }, undefined]) {
+      const dir = strategiesDir({ 'plain.ts': plain('plain') }, packageJson);
+      const loaded = await loadStrategies(dir, { logger: captureLogger().logger, explicit: true });
+      expect(loaded.map((l) => l.strategy.name)).toEqual(['plain']);
+    }
+  });
+
+  it('gives a strategy without params empty params, and refuses params the config sets for it', async () => {
+    const dir = strategiesDir({ 'plain.ts': plain('plain') });
+    const [loaded] = await loadStrategies(dir, { logger: captureLogger().logger });
+    expect(loaded!.params).toEqual({});
+    const err = await loadStrategies(dir, { logger: captureLogger().logger, params: { plain: { usd: 5 } } }).catch((e: unknown) => e);
+    expect((err as StrategyError).code).toBe('STRATEGY_PARAMS');
+    expect((err as StrategyError).message).toMatch(/plain\.ts: params of "plain" are invalid: .*usd/);
+  });
+
+  it('names the file and line of a syntax error, and the file of a missing import', async () => {
+    const cases: [string, string, RegExp][] = [
+      [
+        'broken.ts',
+        "import { defineStrategy } from 'indexbot';\n\nexport default defineStrategy({\n  name: 'broken',\n  on: { 'performance.updated': () => { ,\n});\n",
+        /broken\.ts:5: failed to load: /,
+      ],
+      ['missing.ts', "import { helper } from './no-such-helper.ts';\nexport default helper;\n", /missing\.ts: failed to load: .*no-such-helper/],
+    ];
+    for (const [name, text, expected] of cases) {
+      const dir = strategiesDir({ [name]: text });
+      const err = await loadStrategies(dir, { logger: captureLogger().logger }).catch((e: unknown) => e);
+      expect(err, name).toBeInstanceOf(StrategyError);
+      expect((err as StrategyError).message, name).toContain(join(dir, name));
+      expect((err as StrategyError).message, name).toMatch(expected);
+    }
+  });
+
+  it('refuses params that are not a zod schema, naming the file', async () => {
+    const dir = strategiesDir({ 'odd.ts': "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'odd', params: { usd: 1 } as never, on: {} });\n" });
+    await expect(loadStrategies(dir, { logger: captureLogger().logger })).rejects.toThrow(/odd\.ts: params of "odd" must be a zod schema/);
+  });
+
+  it('imports a changed file afresh (watch mode), TypeScript with its own imports and JavaScript', async () => {
+    const dir = strategiesDir({});
+    const ts = join(dir, 'changing.ts');
+    const helper = join(dir, 'limit.ts');
+    writeFileSync(helper, 'export const limit = 1;\n');
+    writeFileSync(
+      ts,
+      "import { defineStrategy } from 'indexbot';\nimport { limit } from './limit.ts';\nexport default defineStrategy({ name: 'changing', description: ['v1', limit].join(' '), on: {} });\n",
+    );
+    expect((await loadStrategyModule(ts)).description).toBe('v1 1');
+    writeFileSync(helper, 'export const limit = 2;\n');
+    writeFileSync(
+      ts,
+      "import { defineStrategy } from 'indexbot';\nimport { limit } from './limit.ts';\nexport default defineStrategy({ name: 'changing', description: ['v2', limit].join(' '), on: {} });\n",
+    );
+    expect((await loadStrategyModule(ts)).description).toBe('v2 2');
+
+    const js = join(dir, 'changing.mjs');
+    writeFileSync(js, "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'changing-js', description: 'v1', on: {} });\n");
+    expect((await loadStrategy(js)).strategy.description).toBe('v1');
+    writeFileSync(js, "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'changing-js', description: 'v2', on: {} });\n");
+    expect((await loadStrategy(js)).strategy.description).toBe('v2');
+  });
+});

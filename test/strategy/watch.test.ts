@@ -1,0 +1,74 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { StrategyRuntime, loadStrategies, watchStrategies } from '../../src/strategy/index.ts';
+import { performanceUpdated } from '../../src/testing/index.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
+
+const project = mkdtempSync(join(tmpdir(), 'indexbot-watch-'));
+mkdirSync(join(project, 'node_modules'));
+symlinkSync(resolve('.'), join(project, 'node_modules', 'indexbot'), 'dir');
+writeFileSync(join(project, 'package.json'), '{"type":"module"}');
+const dir = join(project, 'strategies');
+mkdirSync(dir);
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+/** A strategy that records which version of its code saw each event. */
+const version = (v: string) => `import { defineStrategy } from 'indexbot';
+export default defineStrategy({
+  name: 'versioned',
+  on: {
+    'performance.updated': (event, ctx) => {
+      ctx.state.set('seen', [...(ctx.state.get<string[]>('seen') ?? []), '${v}:' + event.payload.nav]);
+    },
+  },
+});
+`;
+
+async function until(what: string, check: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('watch mode', () => {
+  it('runs the next event on the changed file, keeps state and cursor, and keeps the old code when an edit breaks it', async () => {
+    const file = join(dir, 'versioned.ts');
+    writeFileSync(file, version('v1'));
+    const { logger, lines } = captureLogger();
+    const loaded = await loadStrategies(dir, { logger });
+    const store = SnapshotStore.open(':memory:');
+    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
+    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+    const seen = () => store.strategies.stateEntries('versioned').get('seen');
+    const deliver = async (nav: number) => {
+      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
+      await runtime.drain();
+    };
+    try {
+      await deliver(1);
+      expect(seen()).toEqual(['v1:1']);
+
+      writeFileSync(file, version('v2'));
+      await until('the reload', () => lines.some((l) => l.includes('reloaded versioned')));
+      await deliver(2);
+      expect(seen()).toEqual(['v1:1', 'v2:2']);
+
+      writeFileSync(file, version('v3').replace("name: 'versioned',", "name: 'versioned',\n  on: ,"));
+      await until('the failed reload', () => lines.some((l) => l.includes('kept the running version of \\"versioned\\"')));
+      await deliver(3);
+      expect(seen()).toEqual(['v1:1', 'v2:2', 'v2:3']);
+      const failure = lines.find((l) => l.includes('kept the running version'))!;
+      expect(failure).toContain(`${file}:4: failed to load`);
+      expect(store.cursor('strategy:versioned')).toBe(3);
+    } finally {
+      watcher.close();
+      await runtime.stop();
+      store.close();
+    }
+  });
+});

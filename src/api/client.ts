@@ -106,6 +106,9 @@ export interface SnapshotValues {
 }
 export type SnapshotKind = keyof SnapshotValues;
 
+/** How urgent each polled endpoint is: its place in the rate gate's queue, and how briefly the poller backs it off. */
+export const SNAPSHOT_PRIORITY: Readonly<Record<SnapshotKind, Priority>> = { rebalancing: 'high', composition: 'normal', indexes: 'normal', performance: 'low', tokens: 'low' };
+
 /**
  * One endpoint's data as received (`raw`, to store as it was) and as validated: `value`
  * when it matches the contract, `error` when it does not. Transport and API errors throw.
@@ -306,17 +309,18 @@ export class IndexClient {
       }
       return this.checked(kind, raw, requestId, () => raw.map((it, i) => this.transport.validate(schema, it, `GET ${path}`, `data.${i}`, requestId)));
     };
+    const priority = SNAPSHOT_PRIORITY[kind];
     switch (kind) {
       case 'indexes':
-        return list('/indexes', this.schemas.indexSummary, 'normal', true) as Promise<Snapshot<K>>;
+        return list('/indexes', this.schemas.indexSummary, priority, true) as Promise<Snapshot<K>>;
       case 'tokens':
-        return list('/tokens', this.schemas.token, 'low', true) as Promise<Snapshot<K>>;
+        return list('/tokens', this.schemas.token, priority, true) as Promise<Snapshot<K>>;
       case 'composition':
-        return single(at('/composition'), this.schemas.composition, 'normal') as Promise<Snapshot<K>>;
+        return single(at('/composition'), this.schemas.composition, priority) as Promise<Snapshot<K>>;
       case 'performance':
-        return single(at('/performance'), this.schemas.performance, 'low') as Promise<Snapshot<K>>;
+        return single(at('/performance'), this.schemas.performance, priority) as Promise<Snapshot<K>>;
       case 'rebalancing':
-        return list(at('/rebalancing'), this.schemas.rebalance, 'high', false) as Promise<Snapshot<K>>;
+        return list(at('/rebalancing'), this.schemas.rebalance, priority, false) as Promise<Snapshot<K>>;
     }
     throw new ConfigError(`unknown snapshot kind ${String(kind)}`);
   }

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import cron, { type ScheduledTask } from 'node-cron';
-import type { IndexClient } from '../api/index.ts';
+import { type IndexClient, SNAPSHOT_PRIORITY } from '../api/index.ts';
 import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields, storeFailure } from '../store/index.ts';
@@ -13,7 +13,11 @@ export interface PollerOptions {
   jobs: PollJob[];
   /** Drift past this (|weight - target|) is a `composition.drift` event. @default 0.02 */
   driftThreshold?: number;
-  /** First backoff step after a failed poll (at least the job's interval); doubles per failure in a row. @default 5000 */
+  /**
+   * First backoff step after a failed poll (at least the job's interval); doubles per failure
+   * in a row, and resets at the first good answer. High-priority jobs (the rebalancing feed)
+   * step from their interval and stop at four intervals instead. @default 5000
+   */
   backoffBaseMs?: number;
   /** @default 300000 */
   backoffMaxMs?: number;
@@ -34,6 +38,8 @@ export interface PollerOptions {
 }
 
 const TICK_MS = 1_000;
+/** A high-priority job's backoff stops at this many of its intervals. */
+const URGENT_BACKOFF_INTERVALS = 4;
 
 interface JobRun {
   job: PollJob;
@@ -152,8 +158,12 @@ export class Poller {
     } catch (e) {
       if (this.abort.signal.aborted) return;
       run.failures++;
-      const step = Math.max(job.intervalMs, this.backoffBaseMs);
-      const delay = Math.min(Math.max(this.backoffMaxMs, job.intervalMs), step * 2 ** (run.failures - 1));
+      // The rebalancing feed backs off from its interval to a few intervals at most: an
+      // announcement made while the server misbehaves is seen soon after it recovers.
+      const urgent = SNAPSHOT_PRIORITY[job.kind] === 'high';
+      const step = urgent ? job.intervalMs : Math.max(job.intervalMs, this.backoffBaseMs);
+      const cap = urgent ? URGENT_BACKOFF_INTERVALS * job.intervalMs : Math.max(this.backoffMaxMs, job.intervalMs);
+      const delay = Math.min(cap, step * 2 ** (run.failures - 1));
       run.nextDueAt = this.clock.now() + delay * (0.8 + 0.4 * this.random());
       // A store failure rolled the whole poll back: the next run fetches and stores it again.
       const failure = storeFailure(e);

@@ -77,6 +77,36 @@ describe('Poller', () => {
     expect(perfJob.lastError).toMatch(/HTTP 500/);
   });
 
+  it('keeps the rebalancing feed within a few intervals of the server while it misbehaves, and on schedule from its first good answer', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const HEALTHY_AT = 40_000;
+    const fake = fakeTransport(() => (clock.now() - start < HEALTHY_AT ? { body: '<html>bad gateway</html>' } : { body: envelope([]) }), clock);
+    const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0, clock });
+    // Default backoff options: the high-priority job ignores the 5 s base and the 300 s cap.
+    const poller = new Poller({
+      client,
+      store: SnapshotStore.open(tempDbPath()),
+      jobs: [{ name: 'rebalancing:sindex', kind: 'rebalancing', indexId: 'sindex', intervalMs: 2_000 }],
+      clock,
+      random: () => 0.5,
+    });
+    for (let s = 0; s < 60; s++) {
+      await Promise.all(poller.tick());
+      await clock.advance(1_000);
+    }
+    const times = fake.log.map((r) => r.at - start);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // 2, 4, 8 s, then never more than four intervals apart.
+    expect(gaps.slice(0, 3)).toEqual([2_000, 4_000, 8_000]);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(8_000);
+    const firstGood = times.find((t) => t >= HEALTHY_AT)!;
+    expect(firstGood - HEALTHY_AT).toBeLessThanOrEqual(8_000);
+    // From the first good answer: every interval again.
+    expect(gaps.slice(times.indexOf(firstGood))).toEqual(gaps.slice(times.indexOf(firstGood)).map(() => 2_000));
+    expect(poller.schedule()[0]!.failures).toBe(0);
+  });
+
   it('after downtime catches up with one fetch per job, not a burst', async () => {
     const clock = new ManualClock();
     const store = SnapshotStore.open(tempDbPath());

@@ -95,7 +95,7 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
     const page = await client.listIndexes({ limit: 1 });
     first = page.items[0]?.id;
     add('PASS', 'server', `${config.baseUrl} answers (${page.total ?? page.items.length} indexes listed)`);
-    add('PASS', 'credentials', credential ? `${credential} accepted` : 'none: public tier');
+    add('PASS', 'credentials', credential ? `${credential} accepted` : 'none (set INDEXBOT_API_KEY for a key, or INDEXBOT_WALLET_KEYPAIR and run `indexbot login`): public tier');
   } catch (e) {
     if (e instanceof ForbiddenError) {
       add('PASS', 'server', `${config.baseUrl} answers`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { ConfigError } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 import { loggerFor, withConfigFlags } from './options.ts';
@@ -32,7 +33,16 @@ export function registerStrategiesCommand(program: Command): void {
     const lock = RunLock.acquire(config.db);
     const store = SnapshotStore.open(config.db);
     try {
-      const before = store.strategies.parked(flags.strategy).length;
+      const parked = store.strategies.parked(flags.strategy);
+      const loaded = new Set(strategies.map((s) => s.strategy.name));
+      const absent = [...new Set(parked.map((p) => p.strategy))].filter((name) => !loaded.has(name));
+      if (absent.length > 0 || (flags.strategy !== undefined && !loaded.has(flags.strategy))) {
+        const names = absent.length > 0 ? absent : [flags.strategy!];
+        throw new ConfigError(
+          `strateg${names.length > 1 ? 'ies' : 'y'} ${names.map((n) => `"${n}"`).join(', ')} not loaded from ${config.strategies.dir} (${parked.length} parked event(s)); point --strategies at ${names.length > 1 ? 'them' : 'it'}, enable ${names.length > 1 ? 'them' : 'it'}, or retry others with --strategy`,
+        );
+      }
+      const before = parked.length;
       const runtime = new StrategyRuntime({ store, strategies, logger, paper: config.strategies.paper, timeoutMs: config.strategies.timeoutMs, maxAttempts: config.strategies.maxAttempts });
       const ok = await runtime.retryParked(flags.strategy);
       process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);

@@ -134,7 +134,19 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The strategy with `raw` params validated by its schema (a sweep calls this once per parameter set). */
 export function withParams(strategy: Strategy, file: string, raw: unknown): LoadedStrategy {
-  const parsed = (strategy.params ?? NO_PARAMS).safeParse(raw);
+  const schema = strategy.params ?? NO_PARAMS;
+  // A misspelt key would otherwise be dropped without a word and the default used: refuse
+  // keys the schema does not name, whether or not the author wrote a strict object.
+  const shape = (schema as { shape?: unknown }).shape;
+  const known = typeof shape === 'object' && shape !== null ? Object.keys(shape) : undefined;
+  const unknown = known && typeof raw === 'object' && raw !== null ? Object.keys(raw).filter((k) => !known.includes(k)) : [];
+  if (unknown.length > 0) {
+    throw new StrategyError(
+      `${file}: params of "${strategy.name}": unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known!.join(', ') || 'none'})`,
+      'STRATEGY_PARAMS',
+    );
+  }
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`, 'STRATEGY_PARAMS');
   }

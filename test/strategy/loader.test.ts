@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ConfigError, StrategyError } from '../../src/core/index.ts';
-import { loadStrategies } from '../../src/strategy/index.ts';
+import { defineStrategy, loadStrategies, withParams } from '../../src/strategy/index.ts';
+import { caught } from '../helpers/caught.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
 const dir = (name: string) => `test/fixtures/strategies/${name}`;
@@ -42,5 +44,16 @@ describe('loadStrategies', () => {
   it('refuses a strategies directory that was named but does not exist', async () => {
     await expect(loadStrategies('no/such/dir', { logger: captureLogger().logger, explicit: true })).rejects.toBeInstanceOf(ConfigError);
     expect(await loadStrategies('no/such/dir', { logger: captureLogger().logger })).toEqual([]);
+  });
+});
+
+describe('withParams refuses keys the params schema does not know', () => {
+  const strategy = defineStrategy({ name: 'holder', params: z.object({ holdHours: z.number().default(24) }), on: {} }) as never;
+  it('a misspelt key of a non-strict object is an error naming it, not the default silently used', () => {
+    const e = caught<StrategyError>(() => withParams(strategy, 'holder.ts', { holdHour: 6 }));
+    expect(e).toBeInstanceOf(StrategyError);
+    expect(e.code).toBe('STRATEGY_PARAMS');
+    expect(e.message).toBe('holder.ts: params of "holder": unknown key "holdHour" (known: holdHours)');
+    expect(withParams(strategy, 'holder.ts', { holdHours: 6 }).params).toEqual({ holdHours: 6 });
   });
 });

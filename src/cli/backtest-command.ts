@@ -1,8 +1,23 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { type BacktestOptions, type BacktestResult, buildReport, fixed, formatTable, pct, renderHtml, renderTable, reportJson, runBacktest } from '../backtest/index.ts';
+import {
+  type BacktestOptions,
+  type BacktestResult,
+  MAX_WORKERS,
+  buildReport,
+  fixed,
+  formatTable,
+  pct,
+  renderHtml,
+  renderSweepHtml,
+  renderTable,
+  reportJson,
+  runBacktest,
+  runSweep,
+} from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
 import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
@@ -17,6 +32,7 @@ interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   grid?: string;
   out?: string;
   json?: boolean;
+  workers?: number;
 }
 
 export const paramsOption = (raw: string, previous: Record<string, unknown>[] = []): Record<string, unknown>[] => {
@@ -58,7 +74,8 @@ export function registerBacktestCommand(program: Command): void {
       .option('--params <json>', "strategy params over the config's; give it several times for a sweep", paramsOption, [])
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
-      .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables'),
+      .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables')
+      .option('--workers <n>', `a sweep's runs at once, each on a worker thread (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS)),
     'config',
     'db',
     ...LOG_FLAGS,
@@ -77,10 +94,19 @@ export function registerBacktestCommand(program: Command): void {
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const common = backtestInputs(flags, config, cache, logger);
-      const results: BacktestResult[] = [];
-      for (const [i, run] of runs.entries()) {
-        const label = runs.length > 1 ? `run ${i + 1}/${runs.length}` : 'backtest';
-        results.push(await withProgress(label, logger, (onProgress) => runBacktest({ ...common, strategy: run, onProgress })));
+      let results: BacktestResult[];
+      if (runs.length === 1) results = [await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress }))];
+      else {
+        // Each run on a worker thread reading the cache file read-only; the same bytes as one after another.
+        const { cache: _cache, logger: _logger, ...settings } = common;
+        results = await runSweep({
+          db: config.db,
+          settings,
+          jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
+          workers: flags.workers,
+          logger: common.logger,
+          onRun: (done, total) => logger.info({ done, total }, `sweep: ${done} of ${total} runs done`),
+        });
       }
       const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
       const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
@@ -101,6 +127,13 @@ export function registerBacktestCommand(program: Command): void {
         fillsHash: report.fills.hash,
       }));
       writeFileSync(join(sweepDir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
+      writeFileSync(
+        join(sweepDir, 'sweep.html'),
+        renderSweepHtml(
+          comparison,
+          written.map(({ report }) => report),
+        ),
+      );
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
         return;

@@ -1,0 +1,94 @@
+import { escapeHtml, uplot } from './html.ts';
+import type { BacktestReport } from './report.ts';
+import { fixed, pct } from './table.ts';
+
+const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+
+/** One row of a sweep's comparison: what `sweep.json` holds per run. */
+export interface SweepRow {
+  runId: string;
+  params: unknown;
+  totalReturn: number | null;
+  cagr: number | null;
+  sharpe: number | null;
+  maxDrawdown: number | null;
+  trades: number | null;
+  winRate: number | null;
+  fillsHash: string;
+}
+
+const COLUMNS: [key: keyof SweepRow, label: string, format: (v: never) => string][] = [
+  ['runId', 'run', (v: string) => v],
+  ['params', 'params', (v: unknown) => JSON.stringify(v)],
+  ['totalReturn', 'return', pct],
+  ['cagr', 'CAGR', pct],
+  ['sharpe', 'Sharpe', (v: number | null) => fixed(v)],
+  ['maxDrawdown', 'max DD', pct],
+  ['trades', 'trades', (v: number | null) => String(v ?? '—')],
+  ['winRate', 'win rate', pct],
+  ['fillsHash', 'fills', (v: string) => v.slice(0, 8)],
+];
+
+/**
+ * A sweep's comparison page, one file with uPlot inlined: a table of every run's figures
+ * (click a heading to sort by it) and their equity curves on one chart.
+ */
+export function renderSweepHtml(rows: readonly SweepRow[], reports: readonly BacktestReport[]): string {
+  const { js, css } = uplot();
+  // Every run of a sweep has the same range, so the same daily times: one x axis.
+  const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
+  const series = reports.map((r, i) => ({ label: r.runId, color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
+  const head = COLUMNS.map(([, label], i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
+  const body = rows
+    .map((row, i) => {
+      const cells = COLUMNS.map(([key, , format]) => {
+        const v = row[key];
+        const sortKey = typeof v === 'number' ? String(v) : v === null ? '' : JSON.stringify(v);
+        return `<td data-v="${escapeHtml(sortKey)}">${escapeHtml(format(v as never))}</td>`;
+      }).join('');
+      return `<tr style="border-left:4px solid ${COLORS[i % COLORS.length]}">${cells}</tr>`;
+    })
+    .join('');
+  const data = JSON.stringify({ x, series }).replace(/</g, '\\u003c');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sweep of ${rows.length} runs</title>
+<style>${css}
+body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #eee}th{cursor:pointer;user-select:none}th.sorted::after{content:attr(data-dir)}td:nth-child(2){text-align:left;font-family:monospace}</style>
+</head><body>
+<h1>Sweep: ${rows.length} runs of ${escapeHtml(reports[0]!.strategy.name)}</h1>
+<p>${escapeHtml(reports[0]!.settings.from ?? '')} .. ${escapeHtml(reports[0]!.settings.to ?? '')}, indexes ${escapeHtml(reports[0]!.settings.indexes.join(', '))}. Click a heading to sort.</p>
+<table id="runs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>
+<h2>Equity</h2>
+<div id="equity-chart"></div>
+<script>${js}</script>
+<script>
+const D = ${data};
+const table = document.getElementById('runs');
+table.querySelectorAll('th').forEach((th) => th.addEventListener('click', () => {
+  const col = Number(th.dataset.col);
+  const dir = th.dataset.dir === ' ▲' ? ' ▼' : ' ▲';
+  table.querySelectorAll('th').forEach((o) => { o.classList.remove('sorted'); delete o.dataset.dir; });
+  th.classList.add('sorted');
+  th.dataset.dir = dir;
+  const value = (tr) => tr.children[col].dataset.v;
+  const rows = [...table.tBodies[0].rows].sort((a, b) => {
+    const [p, q] = [value(a), value(b)];
+    const numeric = p !== '' && q !== '' && !isNaN(p) && !isNaN(q);
+    const c = numeric ? Number(p) - Number(q) : p === '' ? 1 : q === '' ? -1 : p.localeCompare(q);
+    return dir === ' ▲' ? c : -c;
+  });
+  rows.forEach((r) => table.tBodies[0].appendChild(r));
+}));
+const width = () => Math.min(1100, document.body.clientWidth - 20);
+const u = new uPlot({
+  width: width(), height: 420,
+  scales: { x: { time: true } },
+  axes: [{ stroke: '#333', grid: { stroke: '#eee' } }, { stroke: '#333', size: 80, grid: { stroke: '#eee' }, values: (u, vals) => vals.map((v) => v.toFixed(0)) }],
+  series: [{}, ...D.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, points: { show: false } }))],
+}, [D.x, ...D.series.map((s) => s.values)], document.getElementById('equity-chart'));
+window.addEventListener('resize', () => u.setSize({ width: width(), height: 420 }));
+window.indexbotSweepChart = u;
+</script>
+</body></html>
+`;
+}

@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildReport, reportJson } from '../../src/backtest/index.ts';
+import { runSweep } from '../../src/backtest/sweep.ts';
+import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
+
+const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
+
+describe('sweeps on worker threads', () => {
+  it('give byte-identical report.json files, in the jobs’ order, on one worker or several', async () => {
+    const db = buildCache();
+    const jobs = [50, 100, 150, 200, 250].map((notionalUsd) => ({ file, params: { notionalUsd } }));
+    const settings = { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H };
+    const reports = async (workers: number) => (await runSweep({ db, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
+    const serial = await reports(1);
+    const parallel = await reports(2);
+    const three = await reports(3);
+    expect(parallel).toEqual(serial);
+    expect(three).toEqual(serial);
+    expect(serial.map((r) => JSON.parse(r).strategy.params.notionalUsd)).toEqual([50, 100, 150, 200, 250]);
+    expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
+  }, 60_000);
+
+  it('an error in a worker reaches the caller with its code', async () => {
+    const db = buildCache();
+    const e = await runSweep({
+      db,
+      settings: { indexes: ['nope'], from: T0, to: T0 + 10 * H },
+      jobs: [
+        { file, params: {} },
+        { file, params: {} },
+      ],
+      workers: 2,
+    }).catch((x: unknown) => x);
+    expect((e as { code: string }).code).toBe('BACKTEST_NO_DATA');
+    expect((e as Error).message).toContain('no cached 1h history for nope');
+  }, 60_000);
+
+  it('refuses a worker count out of range, naming it', async () => {
+    await expect(runSweep({ db: buildCache(), settings: { indexes: ['x'], from: T0, to: T0 + H }, jobs: [{ file, params: {} }], workers: 0 })).rejects.toThrow(
+      'Expected `workers` to be an integer from 1 to 64, got `0`',
+    );
+  });
+});
+
+describe('indexbot backtest sweep', () => {
+  const CHROMIUM = '/usr/bin/chromium';
+
+  it('--workers 2 writes the same report.json files as --workers 1, with sweep.json and a sweep.html that sorts and draws', async () => {
+    const db = buildCache();
+    const out = mkdtempSync(join(tmpdir(), 'indexbot-sweep-'));
+    writeFileSync(join(out, 'none.json'), '{}');
+    const sweep = (workers: number) => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          'bin/indexbot.js',
+          'backtest',
+          '--db',
+          db,
+          '--strategy',
+          file,
+          '--indexes',
+          'x,y',
+          '--from',
+          '2025-03-01',
+          '--to',
+          '2025-03-05',
+          '--params',
+          '{"notionalUsd":50}',
+          '--params',
+          '{"notionalUsd":150}',
+          '--params',
+          '{"notionalUsd":100}',
+          '--workers',
+          String(workers),
+          '--out',
+          join(out, String(workers)),
+        ],
+        { encoding: 'utf8', env: { ...process.env, INDEXBOT_CONFIG: join(out, 'none.json') } },
+      );
+      expect(r.stderr).not.toContain('indexbot:');
+      expect(r.status).toBe(0);
+      return readdirSync(join(out, String(workers))).sort();
+    };
+    const serial = sweep(1);
+    expect(sweep(2)).toEqual(serial);
+    const runs = serial.filter((d) => d.startsWith('bt_'));
+    expect(runs).toHaveLength(3);
+    for (const run of runs) expect(readFileSync(join(out, '2', run, 'report.json'), 'utf8')).toBe(readFileSync(join(out, '1', run, 'report.json'), 'utf8'));
+    expect(readFileSync(join(out, '2', 'sweep.json'), 'utf8')).toBe(readFileSync(join(out, '1', 'sweep.json'), 'utf8'));
+    const html = readFileSync(join(out, '2', 'sweep.html'), 'utf8');
+    expect(html).not.toContain('<script src=');
+    if (!existsSync(CHROMIUM)) return;
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      await page.goto(pathToFileURL(join(out, '2', 'sweep.html')).href);
+      // One curve per run on the chart.
+      expect(await page.evaluate(() => (window as unknown as { indexbotSweepChart: { series: unknown[] } }).indexbotSweepChart.series.length)).toBe(1 + 3);
+      const params = () => page.$$eval('#runs tbody tr td:nth-child(2)', (tds) => tds.map((td) => JSON.parse(td.textContent!).notionalUsd));
+      expect(await params()).toEqual([50, 150, 100]);
+      await page.click('#runs th:nth-child(2)');
+      expect(await params()).toEqual([100, 150, 50]);
+      await page.click('#runs th:nth-child(2)');
+      expect(await params()).toEqual([50, 150, 100]);
+      // A numeric column sorts by number.
+      await page.click('#runs th:nth-child(7)');
+      const trades = await page.$$eval('#runs tbody tr td:nth-child(7)', (tds) => tds.map((td) => Number(td.textContent)));
+      expect(trades).toEqual([...trades].sort((a, b) => a - b));
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
+});

@@ -34,6 +34,8 @@ export function registerCheckLookaheadCommand(program: Command): void {
   ).action(async (flags: CheckLookaheadFlags) => {
     const config = loadConfig(flags, process.env, { server: false });
     const logger = loggerFor(config);
+    // Before the strategy module first runs: globals its top level creates count as its own.
+    const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));
     const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
     const params = Object.assign({}, config.strategies.params[strategy.name] ?? {}, ...flags.params);
     const cache = SnapshotStore.open(config.db, { readonly: true });
@@ -50,6 +52,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
       strategyFile: file,
       params,
       maxChecks: flags.maxChecks,
+      globalsBefore,
       onCheck: (done, total) => logger.debug({ done, total }, 'lookahead: replayed on a cut cache'),
     });
     if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);

@@ -5,8 +5,9 @@ import type { Command } from 'commander';
 import { fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, optimize, ranked, readSpace, renderOptimizePage, serialRunner, shortValue } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, serialRunner, shortValue } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
+import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, intOption, loggerFor, withConfigFlags } from './options.ts';
 
@@ -52,6 +53,8 @@ export function registerOptimizeCommand(program: Command): void {
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const space = readSpace(flags.space, loaded.strategy);
     const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...flags.params);
+    // The fixed params, with the middle of the space, pass the schema before any replay.
+    withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { from, to, ...common } = backtestInputs(flags, config, cache, logger);

@@ -23,6 +23,8 @@ export interface LookaheadOptions extends Omit<BacktestOptions, 'strategy' | 'ca
   /** Most cut replays; past it, decision times are picked evenly. @default 50 */
   maxChecks?: number;
   onCheck?: (done: number, total: number) => void;
+  /** Globals that existed before the strategy was first loaded. @default those at the call */
+  globalsBefore?: ReadonlySet<string>;
 }
 
 /** One order the strategy placed: filled or refused. */
@@ -69,7 +71,7 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   const file = resolve(o.strategyFile);
   const maxChecks = o.maxChecks ?? 50;
   if (!Number.isInteger(maxChecks) || maxChecks < 1) throw new RangeError(`Expected \`maxChecks\` to be a whole number >= 1, got ${maxChecks}`);
-  const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));
+  const globalsBefore = o.globalsBefore ?? new Set(Object.getOwnPropertyNames(globalThis));
   const clock = watchWallClock(file);
   const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
   const run = async (cachePath: string, to: number): Promise<BacktestResult> => {

@@ -16,6 +16,9 @@ describe('research commands', () => {
     expect(lines[0]).toBe('check-lookahead file-peeker 2025-03-01 00:00 .. 2025-03-05 23:00: 1 decisions at 1 times; replayed on the cache cut at 1 of them');
     expect(lines[1]).toMatch(/^FAIL 2 decision\(s\) differ/);
     expect(lines[3]).toMatch(/^2025-03-02 06:00 +2025-03-02 06:00 +rebalance\.announced:x:rb_x_1 +buy +index:x +filled +[\d.]+ +cut only$/);
+    const global = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/global-peeker.ts'], env);
+    expect(global.status).toBe(1);
+    expect(global.stdout).toContain('WARN the strategy created globals (__indexbotSeenNavs): they outlive a run and can carry the future into the next');
     const clean = await runCli(['check-lookahead', '--strategy', 'rebalance-front-run', '--json'], env);
     expect(clean.status).toBe(0);
     const r = JSON.parse(clean.stdout);

@@ -105,7 +105,7 @@ describe('indexbot backtest sweep', () => {
       page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       await page.goto(pathToFileURL(join(out, '2', 'sweep.html')).href);
       // One curve per run on the chart.
-      expect(await page.evaluate(() => (window as unknown as { indexbotSweepChart: { series: unknown[] } }).indexbotSweepChart.series.length)).toBe(1 + 3);
+      expect(await page.evaluate(() => (globalThis as unknown as { indexbotSweepChart: { series: unknown[] } }).indexbotSweepChart.series.length)).toBe(1 + 3);
       const params = () => page.$$eval('#runs tbody tr td:nth-child(2)', (tds) => tds.map((td) => JSON.parse(td.textContent!).notionalUsd));
       expect(await params()).toEqual([50, 150, 100]);
       await page.click('#runs th:nth-child(2)');

@@ -102,6 +102,7 @@ function writeNewFiles(target: string, files: readonly (readonly [string, string
   for (const [path, text] of files) {
     const file = join(target, path);
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text, { flag: 'wx' });
+    // The bot warns about a config others can read: it may come to hold a webhook secret.
+    writeFileSync(file, text, { flag: 'wx', mode: path.startsWith('config') ? 0o600 : 0o666 });
   }
 }

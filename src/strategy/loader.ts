@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -76,7 +77,8 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
   try {
     mod = (await importFresh(resolve(file))) as { default?: unknown };
   } catch (e) {
-    throw new StrategyError(`${file}${lineIn(resolve(file), e)}: failed to load: ${reason(e)}`, 'STRATEGY_LOAD');
+    const where = lineIn(resolve(file), e) || (e instanceof SyntaxError ? syntaxErrorLine(resolve(file)) : '');
+    throw new StrategyError(`${file}${where}: failed to load: ${reason(e)}`, 'STRATEGY_LOAD');
   }
   const strategy = mod.default;
   if (!isStrategy(strategy)) {
@@ -104,6 +106,16 @@ let generation = 0;
 async function importFresh(path: string): Promise<unknown> {
   const url = pathToFileURL(path).href;
   if (!TYPESCRIPT.test(path)) return import(`${url}?v=${++generation}`);
+  return importTypeScript(url);
+}
+
+/** Node's syntax error in an ES module carries no line; `node --check` prints it (only this failure pays for the process). */
+function syntaxErrorLine(path: string): string {
+  const check = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
+  return lineIn(path, check.stderr ?? '');
+}
+
+async function importTypeScript(url: string): Promise<unknown> {
   const { tsImport } = await import('tsx/esm/api');
   // tsx's output carries inline source maps: with them, errors and stacks name the lines of the user's own file.
   process.setSourceMapsEnabled(true);
@@ -114,7 +126,9 @@ async function importFresh(path: string): Promise<unknown> {
 function lineIn(path: string, e: unknown): string {
   const text = e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e);
   for (const prefix of [pathToFileURL(path).href, path]) {
-    const at = new RegExp(`${escapeRegExp(prefix)}(?:\\?[^:\\s]*)?:(\\d+):\\d+`).exec(text);
+    const here = `${escapeRegExp(prefix)}(?:\\?[^:\\s]*)?:(\\d+)`;
+    // A stack frame or a transform error says file:line:column; Node's own syntax error opens its stack with file:line.
+    const at = new RegExp(`${here}:\\d+`).exec(text) ?? new RegExp(`^${here}$`, 'm').exec(text);
     if (at) return `:${at[1]}`;
   }
   return '';

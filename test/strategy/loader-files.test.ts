@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -96,5 +97,27 @@ describe('strategy files outside the repository', () => {
     expect((await loadStrategy(js)).strategy.description).toBe('v1');
     writeFileSync(js, "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'changing-js', description: 'v2', on: {} });\n");
     expect((await loadStrategy(js)).strategy.description).toBe('v2');
+  });
+});
+
+describe('indexbot run --strategies DIR outside the repository', () => {
+  it('stops with exit 78 and one line naming the file and line of a throw at import, and of a JavaScript syntax error', { timeout: 120_000 }, async () => {
+    const cases: [string, string, string][] = [
+      [
+        'throws.ts',
+        "import { defineStrategy } from 'indexbot';\n\nconst limit = Number('x');\nif (Number.isNaN(limit)) throw new Error('limit is not a number');\nexport default defineStrategy({ name: 'throws', on: {} });\n",
+        ':4: failed to load: limit is not a number [STRATEGY_LOAD]',
+      ],
+      ['bad.mjs', "export default {\n  name: 'x',,\n};\n", ":2: failed to load: Unexpected token ',' [STRATEGY_LOAD]"],
+    ];
+    for (const [name, text, expected] of cases) {
+      const dir = strategiesDir({ [name]: text });
+      const r = spawnSync(process.execPath, ['bin/indexbot.js', 'run', '--strategies', dir, '--db', join(dir, 'bot.db')], {
+        env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1' },
+        encoding: 'utf8',
+      });
+      expect(r.status, name).toBe(78);
+      expect(r.stderr.trim().split('\n').at(-1), name).toBe(`indexbot: ${join(dir, name)}${expected}`);
+    }
   });
 });

@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * What a user does, from the tarball: install it in a fresh directory outside the repo,
+ * `npx indexbot init my-bot`, install the same tarball there, then typecheck, test, run the
+ * demo with the example strategy, and import the package on plain Node. Each npm install
+ * compiles better-sqlite3 from source (about 70 s on a quiet machine), hence the timeout;
+ * the npm cache is shared and offline copies preferred.
+ */
+const work = mkdtempSync(join(tmpdir(), 'indexbot-package-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false', INDEXBOT_LOG_FORMAT: 'json' };
+for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS') delete env[key];
+
+function run(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs = 600_000) {
+  const r = spawnSync(cmd, args, { cwd, env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: timeoutMs });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+function ok(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs?: number): string {
+  const r = run(cmd, args, cwd, extraEnv, timeoutMs);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} in ${cwd} exited ${r.status}:\n${r.out.slice(-3000)}`);
+  return r.stdout;
+}
+
+describe('the published package', () => {
+  it('installs, inits a project that typechecks, tests, runs the demo with its own strategy, and imports on plain Node', { timeout: 1_500_000 }, () => {
+    // What prepack runs, then the pack itself (its JSON alone on stdout).
+    ok('npm', ['run', 'build'], resolve('.'));
+    const packed = JSON.parse(ok('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], resolve('.'))) as { filename: string; size: number; files: { path: string }[] }[];
+    const tarball = join(work, packed[0]!.filename);
+    const files = packed[0]!.files.map((f) => f.path);
+    expect(statSync(tarball).size).toBeLessThan(1_000_000);
+    expect(files.filter((f) => /^(test|bench|\.ci|src|scripts)\//.test(f))).toEqual([]);
+    for (const f of [
+      'dist/public/index.js',
+      'dist/public/index.d.ts',
+      'dist/public/testing.d.ts',
+      'dist/cli/main.js',
+      'bin/indexbot.js',
+      'LICENSE',
+      'README.md',
+      'config/indexbot.schema.json',
+      'templates/project/_gitignore',
+    ]) {
+      expect(files).toContain(f);
+    }
+
+    const home = join(work, 'home');
+    mkdirSync(home);
+    writeFileSync(join(home, 'package.json'), '{"name":"home","private":true}');
+    ok('npm', ['install', ...NPM_FLAGS, tarball], home);
+    expect(ok('npx', ['indexbot', '--version'], home).trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    ok('npx', ['indexbot', 'init', 'my-bot'], home);
+    const again = run('npx', ['indexbot', 'init', 'my-bot'], home);
+    expect(again.status).toBe(78);
+    expect(again.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([expect.stringMatching(/my-bot\/[^ ]+ already exists; nothing was written/)]);
+    expect(again.stderr).not.toMatch(/^\s+at /m);
+
+    const bot = join(home, 'my-bot');
+    ok('npm', ['install', ...NPM_FLAGS, tarball], bot);
+    ok('npm', ['run', 'typecheck'], bot);
+    expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
+    expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');
+    const schema = JSON.parse(readFileSync(join(bot, 'node_modules/indexbot/config/indexbot.schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['baseUrl', 'strategies', 'tier']));
+    expect(JSON.parse(readFileSync(join(bot, 'config/indexbot.json'), 'utf8')).$schema).toBe('../node_modules/indexbot/config/indexbot.schema.json');
+
+    // A broken strategy in the project: the installed CLI names the file and the line.
+    const broken = join(bot, 'broken-strategies');
+    mkdirSync(broken);
+    writeFileSync(
+      join(broken, 'throws.ts'),
+      "import { defineStrategy } from 'indexbot';\n\nconst limit = Number('x');\nif (Number.isNaN(limit)) throw new Error('limit is not a number');\nexport default defineStrategy({ name: 'throws', on: {} });\n",
+    );
+    const failed = run('npx', ['indexbot', 'run', '--strategies', 'broken-strategies'], bot);
+    expect(failed.status).toBe(78);
+    expect(failed.stderr).toContain('broken-strategies/throws.ts:4: failed to load: limit is not a number');
+
+    // The bounded demo with the project's own strategy.
+    const demo = ok('npm', ['start'], bot, { INDEXBOT_DEMO_DURATION_S: '45' }, 300_000);
+    expect(demo).toMatch(/event {2}rebalance\.(announced|completed)/);
+    expect(demo).toMatch(/fill {3}follow-rebalance: paper buy/);
+    expect(demo).toMatch(/demo stopped \(duration reached\)/);
+  });
+});

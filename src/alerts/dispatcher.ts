@@ -14,7 +14,7 @@ export interface DispatcherOptions {
   logger?: Logger;
   /** An alert still undelivered this long after it was queued is given up. @default 24 h */
   giveUpAfterMs?: number;
-  /** First retry delay; doubles per failure in a row (reset once the sink accepts or says when) up to `maxRetryMs`. @default 2000 */
+  /** First retry delay; doubles per failure in a row (reset once the sink accepts or says when) up to `maxRetryMs`. @default 1000 */
   retryBaseMs?: number;
   /** @default 300000 */
   maxRetryMs?: number;
@@ -69,7 +69,7 @@ export class AlertDispatcher {
     this.log = o.logger ?? silentLogger;
     this.sender = o.sender ?? new HttpSender();
     this.giveUpAfterMs = o.giveUpAfterMs ?? 86_400_000;
-    this.retryBaseMs = o.retryBaseMs ?? 2_000;
+    this.retryBaseMs = o.retryBaseMs ?? 1_000;
     this.maxRetryMs = o.maxRetryMs ?? 300_000;
     this.maxRetryAfterMs = o.maxRetryAfterMs ?? 60_000;
     this.idleMs = o.idleMs ?? 1_000;
@@ -105,6 +105,9 @@ export class AlertDispatcher {
 
   private async loop(sink: SinkConfig): Promise<void> {
     let failures = 0;
+    // Armed before each round, so news that arrives while a round sends is not lost to the idle wait.
+    let woken = new AbortController();
+    this.wakers.set(sink.name, () => woken.abort());
     while (!this.stopped) {
       let wait: number;
       try {
@@ -117,13 +120,14 @@ export class AlertDispatcher {
         failures++;
         wait = Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** (failures - 1));
         this.log.error({ sink: sink.name, failures, retryInMs: wait, error: failureFields(e) }, 'alert sink round failed; retrying');
+        // A store that refused keeps its backoff: only news from now on (or stop) ends it early.
+        woken = new AbortController();
       }
       if (this.stopped) break;
-      const abort = new AbortController();
-      this.wakers.set(sink.name, () => abort.abort());
-      await sleep(this.clock, wait, abort.signal).catch(() => undefined);
-      this.wakers.delete(sink.name);
+      await sleep(this.clock, wait, woken.signal).catch(() => undefined);
+      if (woken.signal.aborted) woken = new AbortController();
     }
+    this.wakers.delete(sink.name);
   }
 
   private async step(sink: SinkConfig): Promise<void> {

@@ -209,6 +209,32 @@ describe('alert sinks against a local receiver', () => {
     expect(receiver.requests).toHaveLength(2);
   });
 
+  it('does not lose news that arrives while a round is sending: the next round starts at once, not after the idle wait', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const sent: string[] = [];
+    let release!: () => void;
+    const sender = {
+      async send(_sink: SinkConfig, alert: { id: string }) {
+        sent.push(alert.id);
+        if (sent.length === 1) await new Promise<void>((r) => (release = r));
+        return { ok: true as const };
+      },
+    };
+    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'console', name: 'c' }], sender, idleMs: 60_000 });
+    cleanups.push(
+      () => dispatcher.stop(),
+      () => store.close(),
+    );
+    dispatcher.start();
+    store.appendEvents([announced('x', 'rb_1')]);
+    dispatcher.notify();
+    await waitFor('the first send', () => sent.length === 1, 5_000, 5);
+    store.appendEvents([announced('x', 'rb_2')]);
+    dispatcher.notify();
+    release();
+    await waitFor('the second alert, well before the 60 s idle wait', () => store.outbox.summary()[0]?.delivered === 2, 5_000, 5);
+  });
+
   it('filters on event types, indexes and the smallest weight change', async () => {
     const { receiver, store, dispatcher } = await setup((url) => [
       { type: 'webhook', name: 'big', url: `${url}/big`, filter: { minWeightChange: 0.04 } },

@@ -138,6 +138,26 @@ export class Poller {
     }
   }
 
+  /**
+   * A token a just-announced rebalance adds is in no composition yet, so nothing prices it
+   * and an order for it would be refused. The token list is read at once, at high priority,
+   * before the events go out, so a strategy acting on the announcement can trade it. A
+   * failure here only delays that price until the tokens job runs.
+   */
+  private async priceAddedTokens(events: IndexbotEvent[], at: number): Promise<void> {
+    const unpriced = events.flatMap((e) => (e.type === 'rebalance.announced' ? e.payload.changes : [])).filter((c) => c.action === 'add' && this.o.store.tokenPriceAt(c.address, at) === undefined);
+    if (unpriced.length === 0) return;
+    try {
+      const snapshot = await this.o.client.snapshot('tokens', undefined, { priority: 'high', signal: this.abort.signal });
+      ingest(this.o.store, snapshot, undefined, this.clock.now(), this.driftThreshold);
+    } catch (e) {
+      this.logger.warn(
+        { tokens: unpriced.map((c) => c.symbol), error: errorFields(storeFailure(e)) },
+        'could not read the token list for tokens a rebalance adds; they have no price until the tokens job runs',
+      );
+    }
+  }
+
   private async runJob(run: JobRun): Promise<void> {
     const { job } = run;
     const started = this.clock.now();
@@ -154,7 +174,10 @@ export class Poller {
       run.failures = 0;
       run.nextDueAt = started + job.intervalMs;
       ok = true;
-      if (result.events.length > 0) this.o.onEvents?.(result.events);
+      if (result.events.length > 0) {
+        await this.priceAddedTokens(result.events, fetchedAt);
+        this.o.onEvents?.(result.events);
+      }
     } catch (e) {
       if (this.abort.signal.aborted) return;
       run.failures++;

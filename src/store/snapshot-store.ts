@@ -233,7 +233,13 @@ export class SnapshotStore implements TokenStore {
    * `at`) of the indexes that hold it; a token dropped from every index keeps its last price.
    */
   tokenPriceAt(address: string, at: number): { priceUsd: number; asOf: number } | undefined {
-    const r = (this.s.tokenPriceNow.get({ address, at }) ?? this.s.tokenPriceAt.get({ address, at })) as { price_usd: number; as_of: number } | undefined;
+    type Row = { price_usd: number; as_of: number } | undefined;
+    // A token an index holds: its composition price, unless the token list saw it later. One
+    // no index holds yet (a rebalance just announced adds it): the token list's price, as
+    // observed by `at` (so a replay of the past never sees it early).
+    const held = this.s.tokenPriceNow.get({ address, at }) as Row;
+    const listed = this.s.listedTokenPrice.get({ address, at }) as Row;
+    const r = held && listed ? (listed.as_of > held.as_of ? listed : held) : (held ?? listed ?? (this.s.tokenPriceAt.get({ address, at }) as Row));
     return r ? { priceUsd: r.price_usd, asOf: r.as_of } : undefined;
   }
 
@@ -531,6 +537,7 @@ function prepare(db: Database.Database) {
        JOIN composition_rows r ON r.snapshot_id = s.id AND r.token_id = (SELECT id FROM token_ids WHERE address = @address)
        ORDER BY s.as_of DESC LIMIT 1`,
     ),
+    listedTokenPrice: db.prepare('SELECT price_usd, updated_at AS as_of FROM tokens WHERE address = @address AND updated_at <= @at'),
     // A token no index holds any more: its last listed price, the long way round.
     tokenPriceAt: db.prepare(
       `SELECT r.price_usd, s.as_of FROM composition_rows r JOIN snapshots s ON s.id = r.snapshot_id

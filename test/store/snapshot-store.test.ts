@@ -217,3 +217,15 @@ describe('SnapshotStore', () => {
     store.close();
   });
 });
+
+describe('tokenPriceAt falls back to the token list', () => {
+  it('prices a token no composition holds from the token list, only from when it was observed', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const address = 'NewTok'.padEnd(44, '1');
+    expect(store.tokenPriceAt(address, 2_000)).toBeUndefined();
+    store.upsertToken({ address, symbol: 'NEW', name: 'New', decimals: 6, price_usd: 0.25 } as never, 1_000);
+    expect(store.tokenPriceAt(address, 999)).toBeUndefined();
+    expect(store.tokenPriceAt(address, 1_000)).toEqual({ priceUsd: 0.25, asOf: 1_000 });
+    store.close();
+  });
+});

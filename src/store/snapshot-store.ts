@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredTokens, TokenStore } from '../auth/index.ts';
 import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
@@ -123,6 +123,15 @@ export class SnapshotStore implements TokenStore {
     } catch (e) {
       db.close();
       if (e instanceof StoreError) throw e;
+      // A read-only open writes nothing, but SQLite must create the -shm file beside a WAL
+      // database even to read it: in a directory it may not write, that is the failure.
+      const code = (e as { code?: unknown }).code;
+      if (options.readonly && typeof code === 'string' && (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN')) {
+        throw new StoreError(
+          `cannot read database ${path}: SQLite needs to create ${basename(path)}-shm in ${dirname(path)} even to read a database in WAL mode, and that directory is not writable (${code}); make it writable, or copy the database (with its -wal file) somewhere that is`,
+          'STORE_UNAVAILABLE',
+        );
+      }
       // A full disk or a lock held during migration passes: exit as temporary, to be restarted.
       const failure = storeFailure(e);
       if (failure instanceof StoreWriteError) throw failure;

@@ -39,6 +39,8 @@ export interface Daemon {
   plan: BudgetPlan;
   indexes: string[];
   strategies: string[];
+  /** Where the HTTP face listens, when it is on. */
+  httpUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -160,6 +162,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       plan,
       indexes,
       strategies: runtime.names,
+      httpUrl: faces.url,
       async stop() {
         await inTurn([
           () => clearInterval(statusTimer),

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
-import type { Config } from '../config/index.ts';
+import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
 import { MAX_TIMER_MS, createLogger, systemClock } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { startDaemon } from './daemon.ts';
@@ -14,6 +14,14 @@ interface DemoOptions {
   durationS: number | undefined;
   db: string;
   strategies: string;
+  http: { host: string; port: number };
+}
+
+/** The demo serves its dashboard without a token, so on loopback only. */
+function loopbackAddress(raw: string): { host: string; port: number } {
+  const address = parseListenAddress(raw);
+  if (!address || !isLoopback(address.host)) throw new InvalidArgumentError(`expected a loopback host:port such as 127.0.0.1:9464, got "${raw}"`);
+  return address;
 }
 
 /**
@@ -31,6 +39,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--db <file>', 'SQLite file of the demo (started afresh each run)', 'data/demo.db')
     .option('--strategies <dir>', 'strategy modules to run', 'strategies')
     .option('--watch', 'reload a strategy whose file changes, without a restart', false)
+    .option('--http <addr>', 'loopback host:port of the dashboard and API (default a free port)', loopbackAddress, { host: '127.0.0.1', port: 0 })
     .action(async (opts: DemoOptions) => {
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -49,6 +58,7 @@ export function registerDemoCommand(program: Command): void {
         driftThreshold: 0.05,
         shutdownGraceMs: 5_000,
         retentionDays: 30,
+        http: { ...opts.http, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 },
         logLevel: 'warn',
         logFormat: undefined,
         apiKey: sandbox.keys.premium,
@@ -77,6 +87,7 @@ export function registerDemoCommand(program: Command): void {
           out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });
       out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
+      out(`Dashboard: ${daemon.httpUrl}/  (metrics at ${daemon.httpUrl}/metrics)`);
       const stop = await Promise.race([
         untilSignal(),
         new Promise<string>((resolve) => {

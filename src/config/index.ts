@@ -11,4 +11,5 @@ export {
   type HttpConfig,
   isLoopback,
   resolveRedisUrl,
+  parseListenAddress,
 } from './config.ts';

@@ -27,6 +27,8 @@ export class RemoteFaces {
   private server: HttpServer | undefined;
   private telegram: TelegramCommands[] = [];
   private control: BotControl | undefined;
+  /** Where the HTTP server listens, once started. */
+  url: string | undefined;
 
   constructor(
     private readonly config: Config,
@@ -81,8 +83,8 @@ export class RemoteFaces {
         now: Date.now,
       });
       this.server = new HttpServer({ config: http, control, metrics: this.metrics, stream: this.stream, logger: log });
-      const url = await this.server.listen();
-      log.info({ url, token: http.token !== undefined }, 'http face listening');
+      this.url = await this.server.listen();
+      log.info({ url: this.url, token: http.token !== undefined }, 'http face listening');
     }
     for (const sink of this.config.alerts.sinks) {
       if (sink.type !== 'telegram' || !sink.commands) continue;

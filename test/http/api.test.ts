@@ -14,6 +14,8 @@ beforeAll(async () => {
   sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
   d = await startHttpDaemon(sb);
   await waitFor('ready', async () => (await get(`${d.url}/readyz`)).status === 200);
+  // The sandbox starts with an announced rebalance: the first event.
+  await waitFor('the first event', () => events().length > 0);
 }, 60_000);
 afterAll(async () => {
   expect(await d.stop()).toBe(0);
@@ -46,12 +48,13 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(health.headers.get('access-control-allow-origin')).toBeNull();
     const ready = await json('/readyz');
     expect(ready).toMatchObject({ ready: true, storeWritable: true, maxAgeS: 300 });
-    expect(ready.lastSuccessfulPollAgeS).toBeLessThanOrEqual(5);
+    expect(ready.lastSuccessfulPollAgeS).toBeLessThanOrEqual(30);
   });
 
   it('serves status, indexes, events, strategies, equity and the outbox from what the daemon stored', async () => {
+    const stored = events().at(-1)!.seq;
     const status = await json('/api/v1/status');
-    expect(status.lastEventSeq).toBeGreaterThanOrEqual(events().at(-1)!.seq - 1);
+    expect(status.lastEventSeq).toBeGreaterThanOrEqual(stored);
     expect(status.jobs.map((j: { job: string }) => j.job)).toEqual(expect.arrayContaining(['rebalancing:dindex', 'composition:mindex']));
     expect(status.rateGates[0]).toMatchObject({ limit: expect.any(Number), windowMs: 10_000 });
     expect(status.paused).toEqual([]);
@@ -59,7 +62,8 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     const { indexes } = await json('/api/v1/indexes');
     expect(indexes.map((i: { indexId: string }) => i.indexId)).toEqual(['dindex', 'mindex']);
     expect(indexes[0].top).toHaveLength(5);
-    expect(indexes[0].lastPollAgeS).toBeLessThanOrEqual(5);
+    // Polled every second; loose for a loaded machine.
+    expect(indexes[0].lastPollAgeS).toBeLessThanOrEqual(30);
 
     const all = await json('/api/v1/events?since=0&limit=500');
     const rows = events();
@@ -70,7 +74,11 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(after.events[0]?.seq ?? Number.POSITIVE_INFINITY).toBeGreaterThan(first.next);
     const { type, index_id } = rows[0]!;
     const filtered = await json(`/api/v1/events?type=${type}&index=${index_id}`);
-    expect(filtered.events.map((e: { seq: number }) => e.seq)).toEqual(rows.filter((r) => r.type === type && r.index_id === index_id && r.seq <= filtered.next).map((r) => r.seq));
+    expect(filtered.events.map((e: { seq: number }) => e.seq)).toEqual(
+      events()
+        .filter((r) => r.type === type && r.index_id === index_id && r.seq <= filtered.next)
+        .map((r) => r.seq),
+    );
     expect(filtered.events.length).toBeGreaterThan(0);
     for (const [q, msg] of [
       ['type=nope', /^type: expected one of/],
@@ -117,7 +125,7 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(sampleValue(after, 'indexbot_api_requests_total', { endpoint: 'GET /indexes/{index_id}/rebalancing', status: '200' })).toBeGreaterThan(2);
     expect(sampleValue(after, 'indexbot_polls_total', { outcome: 'ok' })).toBeGreaterThan(4);
     expect(sampleValue(after, 'indexbot_rate_gate_limit')).toBeGreaterThan(0);
-    expect(sampleValue(after, 'indexbot_poll_last_success_age_seconds', { job: 'rebalancing:dindex' })).toBeLessThan(5);
+    expect(sampleValue(after, 'indexbot_poll_last_success_age_seconds', { job: 'rebalancing:dindex' })).toBeLessThan(30);
     expect(sampleValue(after, 'indexbot_db_size_bytes')).toBeGreaterThan(4096);
     expect(sampleValue(after, 'indexbot_event_log_last_seq')).toBeGreaterThanOrEqual(announcedFor(rb.id)!.seq);
     expect(sampleValue(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
@@ -230,9 +238,10 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
       const polls = count(after, '+Inf') - count(before, '+Inf');
       // Two indexes with rebalancing and composition every second: about 20 polls in 5 s.
       // Bounds loose enough for a shared machine, tight enough to catch a server that blocks
-      // the loop (lateness in seconds, polls skipped); bench/http.ts measures it properly.
+      // the loop (polls seconds late, or skipped); bench/http.ts measures it properly.
       expect(polls).toBeGreaterThanOrEqual(12);
-      expect(count(after, '1') - count(before, '1')).toBe(polls);
+      expect(count(after, '0.5') - count(before, '0.5')).toBeGreaterThanOrEqual(0.9 * polls);
+      expect(count(after, '2.5') - count(before, '2.5')).toBe(polls);
       expect((await get(`${d.url}/healthz`)).status).toBe(200);
     } finally {
       for (const s of sockets) s.destroy();

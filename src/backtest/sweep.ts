@@ -89,7 +89,12 @@ function workerSource(): { code: string | URL; eval: boolean } {
   const ts = new URL('./sweep-worker.ts', import.meta.url).href;
   // tsx's ESM entry (its CommonJS one cannot be required from an eval'd worker).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
-  return { code: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(ts)}); });`, eval: true };
+  // And, as bin/indexbot.js does, resolve `indexbot` imports (a strategy's) to src/: hooks do not reach a worker.
+  const sourceCondition = 'data:text/javascript,export const resolve = (s, c, next) => next(s, { ...c, conditions: [...c.conditions, "indexbot-source"] });';
+  return {
+    code: `Promise.all([import(${JSON.stringify(tsx)}), import('node:module')]).then(([m, mod]) => { m.register(); mod.register(${JSON.stringify(sourceCondition)}); return import(${JSON.stringify(ts)}); });`,
+    eval: true,
+  };
 }
 
 function startWorker() {

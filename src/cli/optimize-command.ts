@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { fixed, formatTable, pct } from '../backtest/index.ts';
+import { MAX_WORKERS, fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, serialRunner, shortValue } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
@@ -19,6 +20,8 @@ interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   sampler: Sampler;
   seed: number;
   startup: number;
+  batch: number;
+  workers?: number;
   params: Record<string, unknown>[];
   out?: string;
   top: number;
@@ -39,6 +42,8 @@ export function registerOptimizeCommand(program: Command): void {
       .option('--sampler <name>', `${SAMPLERS.join(' or ')} (Tree-structured Parzen Estimator after the random start)`, choiceOption(SAMPLERS), 'tpe')
       .option('--seed <n>', 'the same seed gives the same trials', intOption(0, 2 ** 32 - 1), 1)
       .option('--startup <n>', 'random trials before TPE takes over', intOption(1, 10_000), 10)
+      .option('--batch <n>', 'trials proposed together from the same finished trials and run at once (part of the study: it changes the trials)', intOption(1, MAX_WORKERS), 1)
+      .option('--workers <n>', `a batch's trials at once, each on a worker thread (default the number of cores, ${availableParallelism()}; never changes the trials)`, intOption(1, MAX_WORKERS))
       .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption, [])
       .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
       .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')
@@ -57,7 +62,7 @@ export function registerOptimizeCommand(program: Command): void {
     withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { from, to, ...common } = backtestInputs(flags, config, cache, logger);
+      const { from, to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
       const identity = {
         strategy: loaded.strategy.name,
         sourceHash: createHash('sha256').update(readFileSync(loaded.file)).digest('hex'),
@@ -67,7 +72,8 @@ export function registerOptimizeCommand(program: Command): void {
         sampler: flags.sampler,
         seed: flags.seed,
         startup: flags.startup,
-        range: { from, to, indexes: common.indexes, interval: common.interval, cash: common.cash, feeBps: common.feeBps, slippageBps: common.slippageBps },
+        batch: flags.batch,
+        range: { from, to, indexes: settings.indexes, interval: settings.interval, cash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
       };
       const dir = flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`);
       let resumed: number | undefined;
@@ -83,7 +89,8 @@ export function registerOptimizeCommand(program: Command): void {
         startup: flags.startup,
         from,
         to,
-        run: serialRunner(loaded, common),
+        batch: flags.batch,
+        run: sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger }),
         onTrial: (t, done) => {
           resumed ??= done - 1;
           logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);

@@ -1,15 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { fixed, formatTable, pct } from '../backtest/index.ts';
+import { MAX_WORKERS, fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, renderWalkForwardPage, serialRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, backtestInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, durationOption, loggerFor, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -20,6 +21,7 @@ interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   step?: number;
   anchored?: boolean;
   metric: RankMetric;
+  workers?: number;
   out?: string;
   json?: boolean;
 }
@@ -43,6 +45,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--anchored', 'every training window starts at --from and grows')
       .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
       .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption, [])
+      .option('--workers <n>', `backtests at once, each on a worker thread (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON'),
     'config',
@@ -59,14 +62,14 @@ export function registerWalkForwardCommand(program: Command): void {
     for (const p of grid) withParams(loaded.strategy, loaded.file, p);
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { from, to, ...common } = backtestInputs(flags, config, cache, logger);
+      const { from, to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
       const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
       if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
       const r = await walkForward({
         windows,
         grid,
         metric: flags.metric,
-        run: serialRunner(loaded, common),
+        run: sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger }),
         onWindow: (done, total) => logger.info({ done, total }, `walk-forward: window ${done}/${total}`),
       });
       const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;

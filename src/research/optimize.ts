@@ -39,6 +39,12 @@ export interface StudyOptions {
   seed: number;
   /** Random trials before TPE takes over. @default 10 */
   startup?: number;
+  /**
+   * Trials proposed together from the same finished trials, and run at once (on the
+   * runner's workers). Trial n sees the trials before its batch only, so the trials depend
+   * on the batch size, never on how many workers run them. @default 1
+   */
+  batch?: number;
   run: TrialRunner;
   from: number;
   to: number;
@@ -74,40 +80,49 @@ export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
   writeFileSync(join(o.dir, 'trials.jsonl'), done.map((t) => `${JSON.stringify(t)}\n`).join(''));
   const startup = o.startup ?? 10;
   const levels = o.space.map((d) => (d.kind === 'choice' ? d.values.length : 0));
-  for (let n = done.length; n < o.trials; n++) {
-    const random = trialRandom(o.seed, n);
-    const u =
-      o.sampler === 'tpe' && n >= startup
-        ? tpePropose(
-            done.map((t) => ({ u: o.space.map((d) => encode(d, t.params[d.key])), score: t.score ?? Number.NEGATIVE_INFINITY })),
-            levels,
-            random,
-          )
-        : o.space.map(() => random());
-    const sampled = Object.fromEntries(o.space.map((d, i) => [d.key, decode(d, u[i]!)]));
-    const [r] = await o.run([{ params: { ...o.base, ...sampled }, from: o.from, to: o.to }]);
-    const m = r!.metrics;
-    const s = score(m, o.metric);
-    const trial: StoredTrial = {
-      n,
-      params: sampled,
-      score: Number.isFinite(s) ? s : null,
-      runId: r!.runId,
-      metrics: {
-        totalReturn: m.totalReturn,
-        cagr: m.cagr,
-        sharpe: m.sharpe,
-        sortino: m.sortino,
-        calmar: m.calmar,
-        maxDrawdown: m.maxDrawdown,
-        trades: m.trades,
-        winRate: m.winRate,
-        profitFactor: m.profitFactor,
-      },
-    };
-    appendSynced(join(o.dir, 'trials.jsonl'), `${JSON.stringify(trial)}\n`);
-    done.push(trial);
-    o.onTrial?.(trial, done.length);
+  const batch = o.batch ?? 1;
+  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`Expected \`batch\` to be a whole number >= 1, got ${batch}`);
+  while (done.length < o.trials) {
+    const first = done.length;
+    const seen = done.slice(0, first - (first % batch));
+    const proposals: Record<string, unknown>[] = [];
+    for (let n = first; n < Math.min(o.trials, first - (first % batch) + batch); n++) {
+      const random = trialRandom(o.seed, n);
+      const u =
+        o.sampler === 'tpe' && n >= startup && seen.length > 0
+          ? tpePropose(
+              seen.map((t) => ({ u: o.space.map((d) => encode(d, t.params[d.key])), score: t.score ?? Number.NEGATIVE_INFINITY })),
+              levels,
+              random,
+            )
+          : o.space.map(() => random());
+      proposals.push(Object.fromEntries(o.space.map((d, i) => [d.key, decode(d, u[i]!)])));
+    }
+    const results = await o.run(proposals.map((p) => ({ params: { ...o.base, ...p }, from: o.from, to: o.to })));
+    for (const [k, r] of results.entries()) {
+      const m = r.metrics;
+      const s = score(m, o.metric);
+      const trial: StoredTrial = {
+        n: first + k,
+        params: proposals[k]!,
+        score: Number.isFinite(s) ? s : null,
+        runId: r.runId,
+        metrics: {
+          totalReturn: m.totalReturn,
+          cagr: m.cagr,
+          sharpe: m.sharpe,
+          sortino: m.sortino,
+          calmar: m.calmar,
+          maxDrawdown: m.maxDrawdown,
+          trades: m.trades,
+          winRate: m.winRate,
+          profitFactor: m.profitFactor,
+        },
+      };
+      appendSynced(join(o.dir, 'trials.jsonl'), `${JSON.stringify(trial)}\n`);
+      done.push(trial);
+      o.onTrial?.(trial, done.length);
+    }
   }
   return done;
 }

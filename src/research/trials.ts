@@ -1,5 +1,5 @@
-import { type BacktestOptions, type EquityPoint, type StrategyMetrics, runBacktest } from '../backtest/index.ts';
-import { type Strategy, withParams } from '../strategy/index.ts';
+import { type EquityPoint, type StrategyMetrics, type SweepSettings, runSweep } from '../backtest/index.ts';
+import type { Logger } from '../core/index.ts';
 
 /**
  * One backtest of a parameter set over a range: what walk-forward and optimize run many of.
@@ -22,13 +22,28 @@ export interface TrialResult {
 
 export type TrialRunner = (trials: readonly Trial[]) => Promise<TrialResult[]>;
 
-/** Runs the trials one after another in this process. */
-export function serialRunner(strategy: { strategy: Strategy; file: string }, common: Omit<BacktestOptions, 'strategy' | 'from' | 'to'>): TrialRunner {
+/**
+ * Runs the trials as the sweep does: on `workers` threads, each opening the cache file
+ * read-only, the results in the trials' order. Trials of one range go out together.
+ */
+export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepSettings, 'from' | 'to'>; workers?: number; logger?: Logger }): TrialRunner {
   return async (trials) => {
-    const out: TrialResult[] = [];
-    for (const t of trials) {
-      const r = await runBacktest({ ...common, strategy: withParams(strategy.strategy, strategy.file, t.params), from: t.from, to: t.to });
-      out.push({ runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity });
+    const out: TrialResult[] = new Array(trials.length);
+    const ranges = new Map<string, number[]>();
+    for (const [i, t] of trials.entries()) {
+      const key = `${t.from}:${t.to}`;
+      ranges.set(key, [...(ranges.get(key) ?? []), i]);
+    }
+    for (const indices of ranges.values()) {
+      const { from, to } = trials[indices[0]!]!;
+      const results = await runSweep({
+        db: o.db,
+        settings: { ...o.settings, from, to },
+        jobs: indices.map((i) => ({ file: o.file, params: trials[i]!.params })),
+        workers: o.workers,
+        logger: o.logger,
+      });
+      for (const [k, r] of results.entries()) out[indices[k]!] = { runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity };
     }
     return out;
   };

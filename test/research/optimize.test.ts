@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { StrategyMetrics } from '../../src/backtest/index.ts';
 import { ConfigError } from '../../src/core/index.ts';
-import { type Dimension, type TrialRunner, decode, encode, optimize, parzen, readSpace, readTrials, tpePropose, trialRandom } from '../../src/research/index.ts';
+import { type Dimension, type TrialRunner, decode, encode, optimize, parzen, readSpace, readTrials, sweepRunner, tpePropose, trialRandom } from '../../src/research/index.ts';
 import { defineStrategy } from '../../src/strategy/index.ts';
 import { buildCache } from '../helpers/backtest-cache.ts';
 import { runCli, waitFor, writeConfig } from '../helpers/daemon.ts';
@@ -115,6 +115,35 @@ describe('optimize', () => {
     expect(readTrials(dir).map((t) => t.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     await expect(optimize({ dir, identity: { seed: 9 }, space, base: {}, trials: 3, metric: 'sharpe', sampler: 'tpe', seed: 9, run: runner, from: 0, to: 1 })).rejects.toThrow(/holds another search/);
   });
+
+  it('in batches on worker threads: the same trials with one worker or two, and a resume inside a batch', async () => {
+    const db = buildCache();
+    const file = new URL('../../strategies/rebalance-front-run.ts', import.meta.url).pathname;
+    const frontRun = (await import(file)).default;
+    const dims = readSpace(spaceFile({ holdHours: [1, 48], maxTokens: [1, 3] }), frontRun);
+    const settings = { indexes: ['x'], from: 0, to: 0 };
+    const search = (dir: string, workers: number, trials: number) =>
+      optimize({
+        dir,
+        identity: { batch: 3 },
+        space: dims,
+        base: {},
+        trials,
+        metric: 'totalReturn',
+        sampler: 'tpe',
+        seed: 3,
+        startup: 3,
+        batch: 3,
+        run: sweepRunner({ db, file, settings, workers }),
+        from: Date.UTC(2025, 2, 1),
+        to: Date.UTC(2025, 2, 5, 23),
+      });
+    const one = await search(tmp(), 1, 8);
+    const dir = tmp();
+    await search(dir, 2, 4);
+    const two = await search(dir, 2, 8);
+    expect(two.map((t) => [t.params, t.score, t.runId])).toEqual(one.map((t) => [t.params, t.score, t.runId]));
+  }, 120_000);
 
   it('CLI: a search killed with SIGKILL resumes to the same trials as one never stopped', async () => {
     const db = buildCache();

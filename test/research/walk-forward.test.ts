@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest } from '../../src/backtest/index.ts';
 import { ConfigError } from '../../src/core/index.ts';
-import { serialRunner, stitch, walkForward, walkForwardWindows } from '../../src/research/index.ts';
+import { stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -89,14 +89,15 @@ describe('walk-forward', () => {
   });
 
   it('on real replays, the chosen params are those whose own backtest of the training window scores best', async () => {
-    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const db = buildCache();
+    const cache = SnapshotStore.open(db, { readonly: true });
     const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
     const strategy = await loadStrategyModule(file);
     const common = { cache, indexes: ['x'], feeBps: 10, slippageBps: 0 };
     const grid = [{ notionalUsd: 250 }, { notionalUsd: 50 }, { notionalUsd: 500 }];
     const windows = walkForwardWindows({ from: T0, to: T0 + 119 * H, trainMs: 48 * H, testMs: 24 * H });
     expect(windows).toHaveLength(2);
-    const r = await walkForward({ windows, grid, metric: 'totalReturn', run: serialRunner({ strategy, file }, common) });
+    const r = await walkForward({ windows, grid, metric: 'totalReturn', run: sweepRunner({ db, file, settings: { indexes: ['x'], feeBps: 10, slippageBps: 0 }, workers: 2 }) });
     for (const [i, w] of windows.entries()) {
       const returns = [];
       for (const p of grid) returns.push((await runBacktest({ ...common, strategy: withParams(strategy, file, p), from: w.trainFrom, to: w.trainTo })).metrics.totalReturn);
@@ -107,5 +108,5 @@ describe('walk-forward', () => {
     // The first window trains over the announcement (hour 30) and pays fees on 50 USD at least: the smallest notional wins.
     expect(r.windows[0]!.params).toEqual({ notionalUsd: 50 });
     cache.close();
-  });
+  }, 120_000);
 });

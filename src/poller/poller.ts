@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import cron, { type ScheduledTask } from 'node-cron';
 import { type IndexClient, SNAPSHOT_PRIORITY } from '../api/index.ts';
 import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
+import type { Rebalance } from '../contract/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields, storeFailure } from '../store/index.ts';
 import type { PollJob } from './budget.ts';
@@ -65,6 +66,8 @@ export class Poller {
   private task: ScheduledTask | undefined;
   private readonly abort = new AbortController();
   private stopping = false;
+  /** Announced rebalances whose added tokens were looked up already. */
+  private readonly pricedRebalances = new Set<string>();
 
   constructor(private readonly o: PollerOptions) {
     this.clock = o.clock ?? systemClock;
@@ -139,13 +142,16 @@ export class Poller {
   }
 
   /**
-   * A token a just-announced rebalance adds is in no composition yet, so nothing prices it
-   * and an order for it would be refused. The token list is read at once, at high priority,
-   * before the events go out, so a strategy acting on the announcement can trade it. A
+   * A token an announced rebalance adds is in no composition yet, so nothing prices it and
+   * an order for it would be refused. Before the announcement is stored (and strategies,
+   * which read the stored events, can act on it), the token list is read at high priority.
+   * Once per rebalance: a token the list lacks does not make every poll fetch it again. A
    * failure here only delays that price until the tokens job runs.
    */
-  private async priceAddedTokens(events: IndexbotEvent[], at: number): Promise<void> {
-    const unpriced = events.flatMap((e) => (e.type === 'rebalance.announced' ? e.payload.changes : [])).filter((c) => c.action === 'add' && this.o.store.tokenPriceAt(c.address, at) === undefined);
+  private async priceAddedTokens(rebalances: Rebalance[] | undefined, at: number): Promise<void> {
+    const pending = (rebalances ?? []).filter((r) => r.status === 'announced' && !this.pricedRebalances.has(r.id));
+    const unpriced = pending.flatMap((r) => r.changes ?? []).filter((c) => c.action === 'add' && this.o.store.tokenPriceAt(c.address, at) === undefined);
+    for (const r of pending) this.pricedRebalances.add(r.id);
     if (unpriced.length === 0) return;
     try {
       const snapshot = await this.o.client.snapshot('tokens', undefined, { priority: 'high', signal: this.abort.signal });
@@ -165,6 +171,7 @@ export class Poller {
     let ok = false;
     try {
       const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal });
+      if (job.kind === 'rebalancing') await this.priceAddedTokens(snapshot.value as Rebalance[] | undefined, started);
       const fetchedAt = this.clock.now();
       const result = ingest(this.o.store, snapshot, job.indexId, fetchedAt, this.driftThreshold);
       if (result.outcome === 'rejected') {
@@ -174,10 +181,7 @@ export class Poller {
       run.failures = 0;
       run.nextDueAt = started + job.intervalMs;
       ok = true;
-      if (result.events.length > 0) {
-        await this.priceAddedTokens(result.events, fetchedAt);
-        this.o.onEvents?.(result.events);
-      }
+      if (result.events.length > 0) this.o.onEvents?.(result.events);
     } catch (e) {
       if (this.abort.signal.aborted) return;
       run.failures++;

@@ -30,6 +30,7 @@ export interface DaemonOptions {
   withoutStrategies?: boolean;
   /** Reload a strategy whose file changes, without a restart (`--watch`). */
   watch?: boolean;
+  onReload?: (strategy: string, refused?: string) => void;
 }
 
 /** A running bot: its store, client and poller, and how to stop them in order. */
@@ -149,7 +150,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       sendTestAlert: () => sendTestAlert(config),
     });
     const watcher = options.watch
-      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: logger.child({ component: 'watch' }) })
+      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: logger.child({ component: 'watch' }), onReload: options.onReload })
       : undefined;
     started.push(() => watcher?.close());
     poller.start();

@@ -82,6 +82,8 @@ export function registerDemoCommand(program: Command): void {
           for (const e of events) if (e.type !== 'performance.updated') out(`[sim ${simTime()}] event  ${e.type.padEnd(20)} ${describeEvent(e)}`);
         },
         strategyClock: { ...systemClock, now: () => sandbox.clock.now() },
+        watch: opts.watch,
+        onReload: (strategy, refused) => out(refused ? `reload ${strategy}: kept the running version: ${refused}` : `reload ${strategy}: the next event reaches the new code`),
         onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
         onFill: (strategy, f) =>
           out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),

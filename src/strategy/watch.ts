@@ -12,6 +12,8 @@ export interface WatchOptions {
   params: Record<string, Record<string, unknown>>;
   runtime: Pick<StrategyRuntime, 'replace'>;
   logger: Logger;
+  /** Told of each reload: the strategy's name, and why it was refused when it was. */
+  onReload?: (strategy: string, refused?: string) => void;
   /** Quiet time after the last change before reloading: an editor's save is several writes. @default 100 */
   settleMs?: number;
 }
@@ -38,13 +40,17 @@ export function watchStrategies(o: WatchOptions): { close(): void } {
       try {
         const strategy = await loadStrategyModule(file);
         if (strategy.name !== name) {
-          o.logger.error({ file, name: strategy.name, running: name }, `kept the running version of "${name}": the file now names a strategy "${strategy.name}"; restart to rename`);
+          const why = `the file now names a strategy "${strategy.name}"; restart to rename`;
+          o.logger.error({ file, name: strategy.name, running: name }, `kept the running version of "${name}": ${why}`);
+          o.onReload?.(name, why);
           continue;
         }
         o.runtime.replace(withParams(strategy, file, o.params[name] ?? {}));
         o.logger.info({ file, strategy: name }, `reloaded ${name}; the next event reaches the new code`);
+        o.onReload?.(name);
       } catch (e) {
         o.logger.error({ file, strategy: name, error: (e as Error).message }, `kept the running version of "${name}": ${(e as Error).message}`);
+        o.onReload?.(name, (e as Error).message);
       }
     }
   };

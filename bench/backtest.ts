@@ -162,7 +162,7 @@ function bare(path: string, indexes: number, years: number): { rows: number; sec
 }
 
 function child<T>(args: string[]): T {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync(process.execPath, ['--conditions=indexbot-source', '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').at(-1)!) as T;
 }
 
@@ -200,8 +200,8 @@ export async function run(): Promise<void> {
       }
     }
     // A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year: one worker, then one per core.
-    const [front] = (await loadStrategies('strategies', { logger: silentLogger })).filter((x) => x.strategy.name === 'rebalance-front-run');
-    const jobs = Array.from({ length: 16 }, (_, i) => ({ file: front!.file, params: { holdHours: 6 + 6 * i } }));
+    const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
+    const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
     const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
     const timed = async (workers: number) => {
       const t = performance.now();

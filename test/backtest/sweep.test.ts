@@ -23,7 +23,7 @@ describe('sweeps on worker threads', () => {
     expect(three).toEqual(serial);
     expect(serial.map((r) => JSON.parse(r).strategy.params.notionalUsd)).toEqual([50, 100, 150, 200, 250]);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
-  }, 60_000);
+  }, 180_000);
 
   it('an error in a worker reaches the caller with its code', async () => {
     const db = buildCache();
@@ -38,7 +38,7 @@ describe('sweeps on worker threads', () => {
     }).catch((x: unknown) => x);
     expect((e as { code: string }).code).toBe('BACKTEST_NO_DATA');
     expect((e as Error).message).toContain('no cached 1h history for nope');
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a worker count out of range, naming it', async () => {
     await expect(runSweep({ db: buildCache(), settings: { indexes: ['x'], from: T0, to: T0 + H }, jobs: [{ file, params: {} }], workers: 0 })).rejects.toThrow(

@@ -125,8 +125,9 @@ export class StreamConsumer {
       this.o.store.setRuntime('eventStream', { stream: this.stream, group: this.o.group, lastId: entries.at(-1)![0] }, Date.now());
       return added;
     });
-    await this.redis.xack(this.stream, this.o.group, ...entries.map(([id]) => id));
+    // Committed: the strategies may go on while the acknowledgement travels.
     if (stored.length > 0) this.o.onEvents?.(stored);
+    await this.redis.xack(this.stream, this.o.group, ...entries.map(([id]) => id));
     return entries.length;
   }
 }

@@ -57,7 +57,7 @@ describe('event stream (real redis-server)', () => {
     try {
       await waitFor('the pending entries stored', () => store.eventsAfter(0).length === 3, 10_000, 20);
       await admin.xadd(stream, '4-0', 'id', event(4).id, 'event', JSON.stringify({ ...event(4), seq: 4 }));
-      await waitFor('the new entry stored', () => store.eventsAfter(0).length === 4, 10_000, 20);
+      await waitFor('the new entry stored and announced', () => store.eventsAfter(0).length === 4 && received.length === 3, 10_000, 20);
       expect(store.eventsAfter(0).map((e) => e.id)).toEqual([1, 2, 3, 4].map((n) => event(n).id));
       expect(received).toEqual([2, 3, 4].map((n) => event(n).id));
       const pendingCount = async () => ((await admin.xpending(stream, 'runner-a')) as [number, ...unknown[]])[0];

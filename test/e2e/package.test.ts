@@ -18,9 +18,9 @@ const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=er
 const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false', INDEXBOT_LOG_FORMAT: 'json' };
 for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS') delete env[key];
 
-function run(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs = 600_000) {
+function run(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs = 900_000) {
   const r = spawnSync(cmd, args, { cwd, env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: timeoutMs });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+  return { status: r.status ?? r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '', out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
 function ok(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs?: number): string {
@@ -30,7 +30,7 @@ function ok(cmd: string, args: string[], cwd: string, extraEnv: Record<string, s
 }
 
 describe('the published package', () => {
-  it('installs, inits a project that typechecks, tests, runs the demo with its own strategy, and imports on plain Node', { timeout: 1_500_000 }, () => {
+  it('installs, inits a project that typechecks, tests, runs the demo with its own strategy, and imports on plain Node', { timeout: 2_400_000 }, () => {
     // What prepack runs, then the pack itself (its JSON alone on stdout).
     ok('npm', ['run', 'build'], resolve('.'));
     const packed = JSON.parse(ok('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], resolve('.'))) as { filename: string; size: number; files: { path: string }[] }[];

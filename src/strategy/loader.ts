@@ -156,7 +156,7 @@ export function withParams(strategy: Strategy, file: string, raw: unknown): Load
   const unknown = known && typeof raw === 'object' && raw !== null ? Object.keys(raw).filter((k) => !known.includes(k)) : [];
   if (unknown.length > 0) {
     throw new StrategyError(
-      `${file}: params of "${strategy.name}": unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known!.join(', ') || 'none'})`,
+      `${file}: params of "${strategy.name}" are invalid: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known!.join(', ') || 'none'})`,
       'STRATEGY_PARAMS',
     );
   }

@@ -53,7 +53,7 @@ describe('withParams refuses keys the params schema does not know', () => {
     const e = caught<StrategyError>(() => withParams(strategy, 'holder.ts', { holdHour: 6 }));
     expect(e).toBeInstanceOf(StrategyError);
     expect(e.code).toBe('STRATEGY_PARAMS');
-    expect(e.message).toBe('holder.ts: params of "holder": unknown key "holdHour" (known: holdHours)');
+    expect(e.message).toBe('holder.ts: params of "holder" are invalid: unknown key "holdHour" (known: holdHours)');
     expect(withParams(strategy, 'holder.ts', { holdHours: 6 }).params).toEqual({ holdHours: 6 });
   });
 });

@@ -39,7 +39,14 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
   const { logger } = options;
   if (role === 'collector') {
     let publisher: StreamPublisher | undefined;
-    const daemon = await startDaemon(config, { ...options, withoutStrategies: true, onEvents: (e) => (options.onEvents?.(e), publisher?.notify()) });
+    const daemon = await startDaemon(config, {
+      ...options,
+      withoutStrategies: true,
+      onEvents: (e) => {
+        options.onEvents?.(e);
+        publisher?.notify();
+      },
+    });
     publisher = new StreamPublisher({ store: daemon.store, redisUrl: eventsUrl, logger: logger.child({ component: 'stream' }) });
     publisher.start();
     logger.info({ role }, 'collector: publishing every event to the event stream');

@@ -31,6 +31,6 @@ describe('indexbot sandbox', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).not.toBe(0);
-    expect(err).toContain('expected a whole number, got "abc"');
+    expect(err).toContain('expected a whole number from 0 to 65535, got "abc"');
   });
 });

@@ -49,7 +49,7 @@ describe('strategy files outside the repository', () => {
     expect(loaded!.params).toEqual({});
     const err = await loadStrategies(dir, { logger: captureLogger().logger, params: { plain: { usd: 5 } } }).catch((e: unknown) => e);
     expect((err as StrategyError).code).toBe('STRATEGY_PARAMS');
-    expect((err as StrategyError).message).toMatch(/plain\.ts: params of "plain": unknown key "usd" \(known: none\)/);
+    expect((err as StrategyError).message).toMatch(/plain\.ts: params of "plain" are invalid: unknown key "usd" \(known: none\)/);
   });
 
   it('names the file and line of a syntax error, and the file of a missing import', async () => {

@@ -97,7 +97,7 @@ function templateFiles(rootUrl: URL): [string, string][] {
 function writeNewFiles(target: string, files: readonly (readonly [string, string])[]): void {
   for (const [path] of files) {
     const file = join(target, path);
-    if (existsSync(file)) throw new IndexbotError(`${file} already exists; nothing was written (move it away, or pick another directory)`, 'FILE_EXISTS', 'input');
+    if (existsSync(file)) throw new IndexbotError(`${file} already exists; nothing was written (move it away, or pick another directory)`, 'FILE_EXISTS', 'operational');
   }
   for (const [path, text] of files) {
     const file = join(target, path);

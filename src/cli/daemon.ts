@@ -54,15 +54,7 @@ const STATUS_EVERY_MS = 5_000;
 export async function startDaemon(config: Config, options: DaemonOptions): Promise<Daemon> {
   const { logger } = options;
   // Strategies load first: a broken one stops the start before anything is opened.
-  const strategies = options.withoutStrategies
-    ? []
-    : await loadStrategies(config.strategies.dir, {
-        params: config.strategies.params,
-        disabled: config.strategies.disabled,
-        onError: config.strategies.onError,
-        explicit: config.strategies.explicit,
-        logger,
-      });
+  const strategies = options.withoutStrategies ? [] : await loadConfiguredStrategies(config, logger);
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   let shared: RedisBudgets | undefined;
@@ -198,6 +190,12 @@ async function inTurn(steps: (() => unknown)[]): Promise<void> {
     }
   }
   if (failures.length > 0) throw failures[0];
+}
+
+/** The strategies the config names, with its params, from its directory. */
+export function loadConfiguredStrategies(config: Config, logger: Logger): Promise<LoadedStrategy[]> {
+  const { dir, params, disabled, onError, explicit } = config.strategies;
+  return loadStrategies(dir, { params, disabled, onError, explicit, logger });
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */

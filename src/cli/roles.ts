@@ -5,9 +5,8 @@ import { AlertDispatcher } from '../alerts/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore } from '../store/index.ts';
-import { loadStrategies } from '../strategy/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
-import { type DaemonOptions, startDaemon, startStrategies } from './daemon.ts';
+import { type DaemonOptions, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
 
 export const ROLES = ['all', 'collector', 'strategies'] as const;
 export type Role = (typeof ROLES)[number];
@@ -67,13 +66,7 @@ function defaultGroup(config: Config): string {
 
 async function startRunner(config: Config, eventsUrl: string, group: string, options: DaemonOptions): Promise<RunningRole> {
   const { logger } = options;
-  const strategies = await loadStrategies(config.strategies.dir, {
-    params: config.strategies.params,
-    disabled: config.strategies.disabled,
-    onError: config.strategies.onError,
-    explicit: config.strategies.explicit,
-    logger,
-  });
+  const strategies = await loadConfiguredStrategies(config, logger);
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   try {

@@ -2,3 +2,4 @@ export * from './errors.ts';
 export { type Clock, MAX_TIMER_MS, systemClock, sleep, ManualClock } from './clock.ts';
 export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLoggerOptions, silentLogger, createLogger } from './logger.ts';
 export { plainText } from './text.ts';
+export { mulberry32 } from './random.ts';

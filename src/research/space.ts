@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, mulberry32 } from '../core/index.ts';
 
 /**
  * A search space over a strategy's params, read from a JSON file:
@@ -92,17 +92,8 @@ export function encode(d: Dimension, value: unknown): number {
   return d.log ? (Math.log(v) - Math.log(d.min)) / (Math.log(d.max) - Math.log(d.min)) : (v - d.min) / (d.max - d.min);
 }
 
-/** mulberry32: a small, fast, seedable generator; the same seed gives the same stream on every machine. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator (mulberry32): the same seed gives the same stream on every machine. */
+export const seededRandom = mulberry32;
 
 /** The generator of trial `n` of a search with `seed`: a trial's draw does not depend on how many came before it in this process. */
 export function trialRandom(seed: number, n: number): () => number {

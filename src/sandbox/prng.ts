@@ -1,3 +1,5 @@
+import { mulberry32 } from '../core/index.ts';
+
 /**
  * Seeded randomness for the simulated market. Each token and index draws from its own
  * stream (seeded by a hash of the sandbox seed and its name), so adding a token does not
@@ -14,20 +16,8 @@ export function hashString(text: string): number {
   return (h ^= h >>> 16) >>> 0;
 }
 
-/** mulberry32: small, fast, and good enough for a simulation. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function streamFor(seed: number, name: string): () => number {
-  return rng(hashString(`${seed}:${name}`));
+  return mulberry32(hashString(`${seed}:${name}`));
 }
 
 /** A standard normal draw (Box-Muller). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rng } from '../../src/sandbox/prng.ts';
+import { mulberry32 as rng } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type EventRow, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { startReceiver } from '../helpers/receiver.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { rng } from '../../src/sandbox/prng.ts';
+import { mulberry32 as rng } from '../../src/core/index.ts';
 import { type DaemonProcess, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';

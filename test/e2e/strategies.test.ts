@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { rng } from '../../src/sandbox/prng.ts';
+import { mulberry32 as rng } from '../../src/core/index.ts';
 import { readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';

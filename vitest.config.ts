@@ -12,8 +12,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     execArgv: [`--conditions=${SOURCE_CONDITION}`],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // End-to-end tests start real daemons, sandboxes and an npm install of the packed tarball on
+    // two cores; what they claim about time (within two poll intervals, say) they assert
+    // themselves, so the runner's limit is only a guard against a hang.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
   },
 });

@@ -7,12 +7,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 /**
  * What a user does, from the tarball: install it in a fresh directory outside the repo,
  * `npx indexbot init my-bot`, install the same tarball there, then typecheck, test, run the
- * demo with the example strategy, and import the package on plain Node. Each npm install
- * compiles better-sqlite3 from source (about 70 s on a quiet machine), hence the timeout;
- * the npm cache is shared and offline copies preferred.
+ * demo with the example strategy, and import the package on plain Node. The npm cache is shared
+ * and offline copies preferred.
+ *
+ * better-sqlite3 would be compiled from source by each install (no network for its prebuilt
+ * binary): two compiles were most of CI's time. prebuild-install's documented local-prebuilds
+ * directory is given the binary this checkout already built, packed under the name it looks for,
+ * so each install unpacks it as it would a download; what this test checks is our package.
  */
 const work = mkdtempSync(join(tmpdir(), 'indexbot-package-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function localPrebuild(): Record<string, string> {
+  const dir = join(work, 'prebuilds');
+  mkdirSync(dir);
+  const sqlite = resolve('node_modules/better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string };
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  ok('tar', ['-czf', join(dir, name), 'build/Release/better_sqlite3.node'], sqlite);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
+}
 
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false', INDEXBOT_LOG_FORMAT: 'json' };
@@ -52,10 +66,11 @@ describe('the published package', () => {
       expect(files).toContain(f);
     }
 
+    const prebuilt = localPrebuild();
     const home = join(work, 'home');
     mkdirSync(home);
     writeFileSync(join(home, 'package.json'), '{"name":"home","private":true}');
-    ok('npm', ['install', ...NPM_FLAGS, tarball], home);
+    ok('npm', ['install', ...NPM_FLAGS, tarball], home, prebuilt);
     expect(ok('npx', ['indexbot', '--version'], home).trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
     ok('npx', ['indexbot', 'init', 'my-bot'], home);
     const again = run('npx', ['indexbot', 'init', 'my-bot'], home);
@@ -64,7 +79,7 @@ describe('the published package', () => {
     expect(again.stderr).not.toMatch(/^\s+at /m);
 
     const bot = join(home, 'my-bot');
-    ok('npm', ['install', ...NPM_FLAGS, tarball], bot);
+    ok('npm', ['install', ...NPM_FLAGS, tarball], bot, prebuilt);
     ok('npm', ['run', 'typecheck'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');

@@ -161,6 +161,30 @@ function bare(path: string, indexes: number, years: number): { rows: number; sec
   return { rows, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }
 
+interface SweepFigures {
+  serialSeconds: number;
+  parallelSeconds: number;
+  workers: number;
+  /** Every run's report.json the same bytes on one worker and on several. */
+  same: boolean;
+}
+
+/** A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year: one worker, then one per core. */
+async function sweep(path: string): Promise<SweepFigures> {
+  const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
+  const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
+  const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
+  const timed = async (workers: number) => {
+    const t = performance.now();
+    const reports = (await runSweep({ db: path, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
+    return { seconds: (performance.now() - t) / 1000, reports };
+  };
+  const workers = availableParallelism();
+  const serial = await timed(1);
+  const parallel = await timed(workers);
+  return { serialSeconds: serial.seconds, parallelSeconds: parallel.seconds, workers, same: parallel.reports.every((r, i) => r === serial.reports[i]) };
+}
+
 function child<T>(args: string[]): T {
   const out = execFileSync(process.execPath, ['--conditions=indexbot-source', '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').at(-1)!) as T;
@@ -199,22 +223,12 @@ export async function run(): Promise<void> {
         if (name !== 'noop' && indexes === 40 && years === 1) summary.frontrun_40x1_s = r.seconds.toFixed(1);
       }
     }
-    // A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year: one worker, then one per core.
-    const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
-    const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
-    const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
-    const timed = async (workers: number) => {
-      const t = performance.now();
-      const reports = (await runSweep({ db: path, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
-      return { seconds: (performance.now() - t) / 1000, reports };
-    };
-    const cores = availableParallelism();
-    const serial = await timed(1);
-    const parallel = await timed(cores);
-    const same = parallel.reports.every((r, i) => r === serial.reports[i]);
-    summary.sweep_speedup = (serial.seconds / parallel.seconds).toFixed(2);
+    // In its own process too: the sweep loads the strategy file, whose `indexbot` import resolves to src/ only under the condition the children get.
+    const sweep = child<SweepFigures>(['--sweep', path]);
+    const same = sweep.same;
+    summary.sweep_speedup = (sweep.serialSeconds / sweep.parallelSeconds).toFixed(2);
     console.log(
-      `  sweep of 16 parameter sets (rebalance-front-run, 10x1): 1 worker ${serial.seconds.toFixed(1)} s, ${cores} workers ${parallel.seconds.toFixed(1)} s, speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+      `  sweep of 16 parameter sets (rebalance-front-run, 10x1): 1 worker ${sweep.serialSeconds.toFixed(1)} s, ${sweep.workers} workers ${sweep.parallelSeconds.toFixed(1)} s, speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
     );
     if (!same) process.exitCode = 1;
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
@@ -229,6 +243,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
+  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!)));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

@@ -105,6 +105,10 @@ export class ReplayMarket implements MarketQueries {
   feed(indexId: string, records: Rebalance[], at: number): readonly NewEvent[] {
     const s = this.state(indexId);
     const { state, events } = detectRebalancing(indexId, s.feed, records, at);
+    // A replay sees each status change of a record once, in order: after a final status the
+    // record is never seen again, so the feed's memory keeps only the pending ones (it would
+    // otherwise grow with every rebalance of the history, and be copied at each change).
+    for (const r of records) if (r.status !== 'announced') delete state[r.id];
     s.feed = state;
     for (const e of events) deepFreeze(e.payload);
     return events;

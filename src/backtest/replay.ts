@@ -135,13 +135,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   });
 
   try {
-    const transitions = o.cache.rebalanceTransitions(settings.indexes, o.to);
-
     // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
     const atStart = new Map<string, Rebalance>();
-    let next = 0;
-    for (; next < transitions.length && transitions[next]!.at <= o.from; next++) {
-      const t = transitions[next]!;
+    for (const t of o.cache.rebalanceTransitions(settings.indexes, Number.MIN_SAFE_INTEGER, o.from)) {
       atStart.set(t.record.id, asObserved(t.record, t.status));
       if (t.status === 'completed') market.completed(t.record);
     }
@@ -155,7 +151,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       );
     }
 
-    const total = coverage.reduce((a, c) => a + c.points, 0) + (transitions.length - next);
+    const total = coverage.reduce((a, c) => a + c.points, 0) + o.cache.rebalanceTransitionCount(settings.indexes, o.from, o.to);
+    // Status changes after `from`, read as the replay reaches them.
+    const transitions = o.cache.rebalanceTransitions(settings.indexes, o.from, o.to);
+    let transition = transitions.next();
     // The report keeps daily closes, not every item: memory stays flat in the length of the history.
     const equity = new DailyCloses<EquityPoint>();
     equity.start({ t: o.from, value: settings.cash, exposure: 0 });
@@ -179,22 +178,27 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       simNow = t;
     };
 
-    for (const row of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
-      const [indexId, ts] = row;
-      // A status change at the same time as a point comes first: the point already shows its result.
-      while (next < transitions.length && transitions[next]!.at <= ts) {
-        const t = transitions[next++]!;
-        if (t.at !== groupAt) await moveTo(t.at);
-        if (t.status === 'completed') market.completed(t.record);
-        log.append(market.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
+    try {
+      for (const row of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
+        const [indexId, ts] = row;
+        // A status change at the same time as a point comes first: the point already shows its result.
+        for (; !transition.done && transition.value.at <= ts; transition = transitions.next()) {
+          const t = transition.value;
+          if (t.at !== groupAt) await moveTo(t.at);
+          if (t.status === 'completed') market.completed(t.record);
+          log.append(market.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
+          done++;
+        }
+        if (ts !== groupAt) await moveTo(ts);
+        const closes = navs.get(indexId)!;
+        if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
+        else closes.start({ t: ts, value: row[2] });
+        log.append(market.point(row));
         done++;
       }
-      if (ts !== groupAt) await moveTo(ts);
-      const closes = navs.get(indexId)!;
-      if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
-      else closes.start({ t: ts, value: row[2] });
-      log.append(market.point(row));
-      done++;
+    } finally {
+      // Ends the statement early too (a handler threw), so the cache can run it again.
+      transitions.return(undefined);
     }
     await closeGroup();
     o.onProgress?.({ done, total, simNow });

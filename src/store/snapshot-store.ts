@@ -288,13 +288,20 @@ export class SnapshotStore implements TokenStore {
     if (r.status === 'cancelled') this.s.insertStatusChange.run(r.id, 'cancelled', Math.min(effectiveAt, fetchedAt));
   }
 
-  /** Every status change of the given indexes' rebalances up to `to`, in the order they became known. */
-  rebalanceTransitions(indexIds: readonly string[], to: number): { record: Rebalance; status: string; at: number }[] {
-    return (this.s.transitions.all(JSON.stringify(indexIds), to) as { record: string; status: string; observed_at: number }[]).map((r) => ({
-      record: JSON.parse(r.record) as Rebalance,
-      status: r.status,
-      at: r.observed_at,
-    }));
+  /**
+   * Every status change of the given indexes' rebalances in (from, to], in the order they
+   * became known, read as the caller goes: only the sort keys are sorted, and each record is
+   * read and parsed when its change is reached, so a long history is never held whole.
+   */
+  *rebalanceTransitions(indexIds: readonly string[], from: number, to: number): Generator<{ record: Rebalance; status: string; at: number }> {
+    for (const [id, status, at] of this.s.transitions.raw().iterate(JSON.stringify(indexIds), from, to) as Iterable<[string, string, number]>) {
+      yield { record: JSON.parse((this.s.rebalanceRecord.get(id) as { record: string }).record) as Rebalance, status, at };
+    }
+  }
+
+  /** How many status changes `rebalanceTransitions` gives for the same arguments. */
+  rebalanceTransitionCount(indexIds: readonly string[], from: number, to: number): number {
+    return this.s.transitionCount.pluck().get(JSON.stringify(indexIds), from, to) as number;
   }
 
   rebalanceEffectiveAt(rebalanceId: string): number | undefined {
@@ -567,10 +574,15 @@ function prepare(db: Database.Database) {
     ),
     effectiveAt: db.prepare('SELECT effective_at FROM rebalances WHERE id = ?'),
     transitions: db.prepare(
-      `SELECT r.record, c.status, c.observed_at FROM rebalance_status_changes c JOIN rebalances r ON r.id = c.rebalance_id
-       WHERE r.index_id IN (SELECT value FROM json_each(?)) AND c.observed_at <= ?
+      `SELECT c.rebalance_id, c.status, c.observed_at FROM rebalance_status_changes c JOIN rebalances r ON r.id = c.rebalance_id
+       WHERE r.index_id IN (SELECT value FROM json_each(?)) AND c.observed_at > ? AND c.observed_at <= ?
        ORDER BY c.observed_at, CASE c.status WHEN 'announced' THEN 0 ELSE 1 END, r.id`,
     ),
+    transitionCount: db.prepare(
+      `SELECT COUNT(*) FROM rebalance_status_changes c JOIN rebalances r ON r.id = c.rebalance_id
+       WHERE r.index_id IN (SELECT value FROM json_each(?)) AND c.observed_at > ? AND c.observed_at <= ?`,
+    ),
+    rebalanceRecord: db.prepare('SELECT record FROM rebalances WHERE id = ?'),
     insertStatusChange: db.prepare('INSERT OR IGNORE INTO rebalance_status_changes (rebalance_id, status, observed_at) VALUES (?, ?, ?)'),
     upsertToken: db.prepare(
       `INSERT INTO tokens (address, symbol, price_usd, record, updated_at) VALUES (?, ?, ?, ?, ?)

@@ -229,3 +229,33 @@ describe('tokenPriceAt falls back to the token list', () => {
     store.close();
   });
 });
+
+describe('rebalanceTransitions', () => {
+  const rebalance = (id: string, indexId: string, announced: number, effective: number, status: 'announced' | 'completed' | 'cancelled') => ({
+    id,
+    index_id: indexId,
+    status,
+    announced_at: new Date(announced).toISOString(),
+    effective_at: new Date(effective).toISOString(),
+    completed_at: status === 'completed' ? new Date(effective).toISOString() : null,
+    reason: 'scheduled',
+    changes: [{ address: 'A', symbol: 'AAA', action: 'increase', old_weight: 0.5, new_weight: 0.6 }],
+  });
+
+  it('gives the status changes in (from, to] of the named indexes, in time order, each with its record, and counts the same', () => {
+    const store = SnapshotStore.open(':memory:');
+    store.backfillRebalance(rebalance('rb_a', 'one', 1_000, 5_000, 'completed') as never, 10_000);
+    store.backfillRebalance(rebalance('rb_b', 'two', 2_000, 3_000, 'completed') as never, 10_000);
+    store.backfillRebalance(rebalance('rb_c', 'other', 1_500, 4_000, 'completed') as never, 10_000);
+    const seen = (from: number, to: number) => [...store.rebalanceTransitions(['one', 'two'], from, to)].map((t) => `${t.record.id} ${t.status} ${t.at} ${t.record.index_id}`);
+    expect(seen(Number.MIN_SAFE_INTEGER, 10_000)).toEqual(['rb_a announced 1000 one', 'rb_b announced 2000 two', 'rb_b completed 3000 two', 'rb_a completed 5000 one']);
+    expect(seen(1_000, 3_000)).toEqual(['rb_b announced 2000 two', 'rb_b completed 3000 two']);
+    expect(store.rebalanceTransitionCount(['one', 'two'], 1_000, 3_000)).toBe(2);
+    // Left part-way (a replay whose handler threw), the query runs again from the start.
+    const early = store.rebalanceTransitions(['one', 'two'], Number.MIN_SAFE_INTEGER, 10_000);
+    early.next();
+    early.return(undefined);
+    expect(seen(Number.MIN_SAFE_INTEGER, 10_000)).toHaveLength(4);
+    store.close();
+  });
+});

@@ -80,10 +80,12 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       redisUrl: eventsUrl,
       group,
       logger: logger.child({ component: 'stream' }),
-      onEvents: (events) => {
+      onEvents: async (events) => {
         runtime.notify();
         alerts.notify();
         options.onEvents?.(events);
+        // The strategies see the data stored with an event, and none stored after it.
+        await runtime.passed(events.at(-1)!.seq);
       },
     });
     consumer.start();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Snapshot, SnapshotKind } from '../api/index.ts';
-import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
+import type { Snapshot, SnapshotKind, SnapshotValues } from '../api/index.ts';
+import type { Composition, IndexSummary, Performance, Rebalance } from '../contract/index.ts';
 import {
   type CompositionState,
   type IndexListState,
@@ -12,7 +12,7 @@ import {
   detectPerformance,
   detectRebalancing,
 } from '../detect/index.ts';
-import type { SnapshotStore } from '../store/index.ts';
+import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
 
 export interface IngestResult {
   /** Events stored by this poll (new ids only), with their seq. */
@@ -46,41 +46,35 @@ export function ingest<K extends SnapshotKind>(store: SnapshotStore, snapshot: S
   });
 }
 
+/** Stores the snapshot's rows, then hands the detector its state and the new data; returns the events. */
 function normalize(store: SnapshotStore, kind: SnapshotKind, value: unknown, snapshotId: number, indexId: string | undefined, at: number, driftThreshold: number): NewEvent[] {
+  storeSnapshotRows(store, kind, value as SnapshotValues[SnapshotKind], snapshotId, at);
   const key = `${kind}:${indexId ?? '*'}`;
   switch (kind) {
     case 'composition': {
       const c = value as Composition;
-      store.insertComposition(snapshotId, c);
       const { state, events } = detectComposition(c.index_id, store.detectorState<CompositionState>(key), c, driftThreshold, at, (id) => store.rebalanceEffectiveAt(id));
       store.setDetectorState(key, state);
       return events;
     }
     case 'performance': {
       const p = value as Performance;
-      store.insertPerformance(snapshotId, p);
       const events = detectPerformance(p.index_id, store.detectorState<Performance>(key), p, at);
       store.setDetectorState(key, p);
       return events;
     }
     case 'rebalancing': {
-      const records = value as Rebalance[];
-      for (const r of records) store.upsertRebalance(r, at);
-      const { state, events } = detectRebalancing(indexId!, store.detectorState<RebalanceStates>(key), records, at);
+      const { state, events } = detectRebalancing(indexId!, store.detectorState<RebalanceStates>(key), value as Rebalance[], at);
       store.setDetectorState(key, state);
       return events;
     }
     case 'indexes': {
-      const list = value as IndexSummary[];
-      for (const i of list) store.upsertIndex(i, at);
-      const { state, events } = detectIndexList(store.detectorState<IndexListState>(key), list, at);
-      for (const e of events) if (e.type === 'index.delisted') store.markDelisted(e.indexId, at);
+      const { state, events } = detectIndexList(store.detectorState<IndexListState>(key), value as IndexSummary[], at);
+      storeEventFacts(store, events);
       store.setDetectorState(key, state);
       return events;
     }
-    case 'tokens': {
-      for (const t of value as Token[]) store.upsertToken(t, at);
+    case 'tokens':
       return [];
-    }
   }
 }

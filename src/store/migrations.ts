@@ -263,6 +263,18 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       DROP INDEX composition_rows_by_token;
     `,
   },
+  {
+    // A collector publishes its accepted snapshots between the events of its stream: each one
+    // sits after the last event seq its transaction found (the event log's AUTOINCREMENT top,
+    // which pruning never lowers). The latest snapshot per endpoint and index of an existing
+    // cache is published once, after every event it holds.
+    version: 9,
+    sql: `
+      ALTER TABLE snapshots ADD COLUMN after_seq INTEGER;
+      UPDATE snapshots SET after_seq = COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)
+       WHERE id IN (SELECT MAX(id) FROM snapshots WHERE status = 'accepted' GROUP BY endpoint, index_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -25,6 +25,19 @@ export interface SnapshotInput {
   error?: string;
 }
 
+/** An accepted snapshot as stored, with its place in the event log. */
+export interface StoredSnapshot {
+  id: number;
+  endpoint: string;
+  indexId: string | null;
+  fetchedAt: number;
+  asOf: number | null;
+  hash: string;
+  /** The JSON text as received. */
+  raw: string;
+  afterSeq: number;
+}
+
 export interface JobState {
   job: string;
   lastRunAt: number | null;
@@ -182,6 +195,23 @@ export class SnapshotStore implements TokenStore {
   snapshotRaw(id: number): string | undefined {
     const row = this.s.snapshotRaw.get(id) as { raw: Buffer } | undefined;
     return row ? inflateRawSync(row.raw).toString('utf8') : undefined;
+  }
+
+  /**
+   * Accepted snapshots after `id`, in the order they were stored, each with `afterSeq`: the
+   * last event seq stored before it (its own events, if it had any, come after it).
+   */
+  acceptedSnapshotsAfter(id: number, limit: number): StoredSnapshot[] {
+    return (this.s.acceptedSnapshotsAfter.all(id, limit) as Row[]).map((r) => ({
+      id: r.id as number,
+      endpoint: r.endpoint as string,
+      indexId: r.index_id as string | null,
+      fetchedAt: r.fetched_at as number,
+      asOf: r.as_of as number | null,
+      hash: r.hash as string,
+      raw: inflateRawSync(r.raw as Buffer).toString('utf8'),
+      afterSeq: r.after_seq as number,
+    }));
   }
 
   snapshotCounts(): { endpoint: string; status: string; count: number }[] {
@@ -523,7 +553,13 @@ function prepare(db: Database.Database) {
          LIMIT ?)`,
     ),
     lastHash: db.prepare('SELECT hash FROM snapshots WHERE endpoint = ? AND index_id IS ? ORDER BY id DESC LIMIT 1'),
-    insertSnapshot: db.prepare('INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertSnapshot: db.prepare(
+      `INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status, error, after_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))`,
+    ),
+    acceptedSnapshotsAfter: db.prepare(
+      "SELECT id, endpoint, index_id, fetched_at, as_of, hash, raw, after_seq FROM snapshots WHERE id > ? AND status = 'accepted' AND after_seq IS NOT NULL ORDER BY id LIMIT ?",
+    ),
     snapshotRaw: db.prepare('SELECT raw FROM snapshots WHERE id = ?'),
     snapshotCounts: db.prepare('SELECT endpoint, status, COUNT(*) AS count FROM snapshots GROUP BY endpoint, status ORDER BY endpoint, status'),
     insertCompositionRow: db.prepare('INSERT INTO composition_rows (snapshot_id, token_id, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?)'),

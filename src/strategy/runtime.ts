@@ -167,6 +167,14 @@ export class StrategyRuntime {
     return ok;
   }
 
+  /**
+   * Resolves once every strategy not paused has gone past `seq` (handled, skipped or parked
+   * it), or the runtime stops. A strategies runner stores the data behind an event only then.
+   */
+  async passed(seq: number): Promise<void> {
+    while (!this.stopped && this.runners.some((r) => !this.pausedNames.has(r.name) && r.position < seq)) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.notify();
@@ -228,6 +236,11 @@ class StrategyRunner {
   replace(loaded: LoadedStrategy): void {
     this.loaded = loaded;
     this.timeoutMs = loaded.strategy.timeoutMs ?? this.o.timeoutMs ?? 5_000;
+  }
+
+  /** The last event this strategy is done with. */
+  get position(): number {
+    return this.uncommittedSeq ?? this.events.cursor(this.consumer);
   }
 
   get committedBook(): Readonly<Book> {

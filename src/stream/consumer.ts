@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { type Logger, silentLogger } from '../core/index.ts';
 import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
-import type { SnapshotStore } from '../store/index.ts';
+import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
+import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
 import { EVENT_STREAM, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 
 export interface StreamConsumerOptions {
@@ -14,8 +15,12 @@ export interface StreamConsumerOptions {
   stream?: string;
   /** How long one read blocks waiting for new entries. @default 1000 */
   blockMs?: number;
-  /** Called with the events newly stored, after their transaction committed. */
-  onEvents?: (events: IndexbotEvent[]) => void;
+  /**
+   * Called with the events newly stored, after their transaction committed. The data entries
+   * behind them wait for the promise it returns: a runner's strategies handle an event before
+   * the store holds what the collector stored after it.
+   */
+  onEvents?: (events: IndexbotEvent[]) => void | Promise<void>;
   logger?: Logger;
 }
 
@@ -27,7 +32,9 @@ type Entries = [id: string, fields: string[] | null][];
  * and the local log keeps each event once by id: a runner killed between the two gets the
  * entry again from its pending list on restart (read from id 0 first) and stores nothing twice.
  * From the local log the strategy runtime delivers each event once, as in a single process.
- * Polls nothing: a blocking XREADGROUP waits for the collector.
+ * The collector's snapshots come between its events and are stored with the same rows, in
+ * stream order (the last entry stored is kept, so none is stored twice). Polls nothing: a
+ * blocking XREADGROUP waits for the collector.
  */
 export class StreamConsumer {
   private readonly redis: Redis;
@@ -100,6 +107,28 @@ export class StreamConsumer {
     this.groupReady = true;
   }
 
+  /** Stores what this store does not hold yet of `entries`, in one transaction; returns the events newly stored. */
+  private store(entries: Entries): IndexbotEvent[] {
+    return this.o.store.transaction(() => {
+      // Entries this store already holds (stored, then killed before the acknowledgement) are only acknowledged again.
+      const done = this.o.store.runtime<{ lastId?: string }>('eventStream')?.value.lastId;
+      const added: IndexbotEvent[] = [];
+      for (const [id, fields] of entries) {
+        if (done !== undefined && !after(id, done)) continue;
+        const entry = toEntry(fields ?? []);
+        if (entry?.event) {
+          const events = this.o.store.appendEvents([entry.event]);
+          storeEventFacts(this.o.store, events);
+          added.push(...events);
+        } else if (entry?.snapshot) storeSnapshot(this.o.store, entry.snapshot);
+        // An entry trimmed from the stream, or one this runner cannot read, is acknowledged and left out.
+        else this.logger.warn({ stream: this.stream, entry: id }, 'stream entry without a readable event or snapshot; skipped');
+      }
+      this.o.store.setRuntime('eventStream', { stream: this.stream, group: this.o.group, lastId: entries.at(-1)![0] }, Date.now());
+      return added;
+    });
+  }
+
   /** One read (pending from `0`, or new with `>`, blocking); stores and acknowledges what came. Returns the entry count. */
   private async read(from: '0' | '>'): Promise<number> {
     const args = from === '>' ? ['BLOCK', this.blockMs] : [];
@@ -113,32 +142,64 @@ export class StreamConsumer {
     }
     const entries = reply?.[0]?.[1] ?? [];
     if (entries.length === 0) return 0;
-    const events: NewEvent[] = [];
-    for (const [id, fields] of entries) {
-      const event = toEvent(fields ?? []);
-      // An entry trimmed from the stream, or one that is not an event, is acknowledged and left out.
-      if (event) events.push(event);
-      else this.logger.warn({ stream: this.stream, entry: id }, 'stream entry without a readable event; skipped');
+    // One transaction per event with the data entries before it: when an event is handed on,
+    // the store holds the data it was detected on and nothing the collector stored after it.
+    for (let start = 0; start < entries.length; ) {
+      let end = start;
+      while (end < entries.length - 1 && !isEvent(entries[end]![1])) end++;
+      const stored = this.store(entries.slice(start, end + 1));
+      // Committed: the strategies may go on while the acknowledgement travels.
+      if (stored.length > 0) await this.o.onEvents?.(stored);
+      start = end + 1;
     }
-    const stored = this.o.store.transaction(() => {
-      const added = this.o.store.appendEvents(events);
-      this.o.store.setRuntime('eventStream', { stream: this.stream, group: this.o.group, lastId: entries.at(-1)![0] }, Date.now());
-      return added;
-    });
-    // Committed: the strategies may go on while the acknowledgement travels.
-    if (stored.length > 0) this.o.onEvents?.(stored);
     await this.redis.xack(this.stream, this.o.group, ...entries.map(([id]) => id));
     return entries.length;
   }
 }
 
-/** The event of one entry, without the collector's `seq` (the runner's log numbers its own). */
-function toEvent(fields: string[]): NewEvent | undefined {
-  const i = fields.indexOf('event');
-  if (i < 0 || i % 2 !== 0) return undefined;
+/** A snapshot as the collector stored it: the same rows, dated as the collector dated them. */
+interface PublishedSnapshot {
+  endpoint: SnapshotKind;
+  indexId: string | null;
+  fetchedAt: number;
+  asOf: number | null;
+  hash: string;
+  raw: string;
+}
+
+function storeSnapshot(store: SnapshotStore, s: PublishedSnapshot): void {
+  const id = store.insertSnapshot({ endpoint: s.endpoint, indexId: s.indexId, fetchedAt: s.fetchedAt, asOf: s.asOf, hash: s.hash, raw: s.raw, status: 'accepted' });
+  // The collector validated it before storing it as accepted; the lenient schemas pass records through as they are.
+  storeSnapshotRows(store, s.endpoint, JSON.parse(s.raw) as SnapshotValues[SnapshotKind], id, s.fetchedAt);
+}
+
+/** Whether stream id `a` comes after `b` (ids are `<ms>-<seq>`, compared as numbers). */
+function after(a: string, b: string): boolean {
+  const [a1, a2] = a.split('-').map(BigInt) as [bigint, bigint];
+  const [b1, b2] = b.split('-').map(BigInt) as [bigint, bigint];
+  return a1 > b1 || (a1 === b1 && a2 > b2);
+}
+
+const isEvent = (fields: string[] | null) => fields?.[0] === 'id' || fields?.[0] === 'event';
+
+const SNAPSHOT_KINDS: readonly string[] = ['composition', 'performance', 'rebalancing', 'indexes', 'tokens'] satisfies SnapshotKind[];
+
+/** One entry's event (without the collector's `seq`: the runner's log numbers its own) or snapshot. */
+function toEntry(fields: string[]): { event?: NewEvent; snapshot?: PublishedSnapshot } | undefined {
+  const field = (name: string) => {
+    const i = fields.indexOf(name);
+    return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
+  };
   try {
-    const { seq: _seq, ...event } = JSON.parse(fields[i + 1]!) as IndexbotEvent;
-    return typeof event.id === 'string' && typeof event.type === 'string' ? (event as NewEvent) : undefined;
+    const eventText = field('event');
+    if (eventText !== undefined) {
+      const { seq: _seq, ...event } = JSON.parse(eventText) as IndexbotEvent;
+      return typeof event.id === 'string' && typeof event.type === 'string' ? { event: event as NewEvent } : undefined;
+    }
+    const snapshotText = field('snapshot');
+    if (snapshotText === undefined) return undefined;
+    const snapshot = JSON.parse(snapshotText) as PublishedSnapshot;
+    return SNAPSHOT_KINDS.includes(snapshot.endpoint) && typeof snapshot.raw === 'string' && Number.isFinite(snapshot.fetchedAt) ? { snapshot } : undefined;
   } catch {
     return undefined;
   }

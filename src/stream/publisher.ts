@@ -15,10 +15,13 @@ export interface StreamPublisherOptions {
 
 /**
  * Publishes the collector's event log to a Redis Stream, in `seq` order, from a cursor kept in
- * the event log's own store (like any other consumer of it). The stream entry's id is the
- * event's `seq` (`<seq>-0`), so Redis itself refuses a second copy: a collector killed after
- * XADD and before moving its cursor publishes the same seq again on restart, Redis answers
- * "equal or smaller", and that counts as published. Redis down: it logs once, retries with
+ * the event log's own store (like any other consumer of it), and between the events every
+ * accepted snapshot, where the collector stored it: a runner's store then holds the same
+ * compositions, performance and prices, and sees them in the same order. The stream entry's
+ * id is the event's `seq` (`<seq>-0`; a snapshot's `<seq before it>-<snapshot id>`), so Redis
+ * itself refuses a second copy: a collector killed after XADD and before moving its cursors
+ * publishes the same entries again on restart, Redis answers "equal or smaller", and that
+ * counts as published. Redis down: it logs once, retries with
  * backoff, and the collector goes on polling (its log is the source of truth).
  */
 export class StreamPublisher {
@@ -60,22 +63,36 @@ export class StreamPublisher {
     this.redis.disconnect();
   }
 
-  /** Publishes everything after the cursor; returns how many entries it went through. */
+  /** Publishes everything after the cursors; returns how many entries it went through. */
   async publishPending(): Promise<number> {
     let done = 0;
     for (;;) {
-      const events = this.o.store.eventsAfter(this.o.store.cursor(this.consumer), PUBLISH_BATCH);
-      if (events.length === 0) return done;
+      const batch = nextBatch(this.o.store, this.o.store.cursor(this.consumer), this.snapshotCursor());
+      if (batch.length === 0) return done;
       const pipeline = this.redis.pipeline();
-      for (const e of events) pipeline.xadd(this.stream, 'MAXLEN', '~', this.maxLen, `${e.seq}-0`, 'id', e.id, 'event', JSON.stringify(e));
+      for (const entry of batch) pipeline.xadd(this.stream, 'MAXLEN', '~', this.maxLen, entry.id, ...entry.fields);
       const results = (await pipeline.exec()) ?? [];
       for (const [error] of results) {
         // Already there: published before a kill that came before the cursor moved.
         if (error && !/equal or smaller than the target stream top item/.test(error.message)) throw error;
       }
-      this.o.store.setCursor(this.consumer, events.at(-1)!.seq, Date.now());
-      done += events.length;
+      const lastEvent = batch.findLast((e) => e.kind === 'event');
+      const lastSnapshot = batch.findLast((e) => e.kind === 'snapshot');
+      this.o.store.transaction(() => {
+        if (lastEvent) this.o.store.setCursor(this.consumer, lastEvent.position, Date.now());
+        if (lastSnapshot) this.o.store.setRuntime(this.snapshotKey, lastSnapshot.position, Date.now());
+      });
+      done += batch.length;
     }
+  }
+
+  /** Kept apart from the event cursors: retention reads those as event seqs. */
+  private get snapshotKey(): string {
+    return `${this.consumer}:snapshots`;
+  }
+
+  private snapshotCursor(): number {
+    return this.o.store.runtime<number>(this.snapshotKey)?.value ?? 0;
   }
 
   private async run(): Promise<void> {
@@ -97,4 +114,48 @@ export class StreamPublisher {
       await waitOrWake(backoffMs || 1_000, (w) => (this.wake = w));
     }
   }
+}
+
+interface Entry {
+  kind: 'event' | 'snapshot';
+  /** The event's seq, or the snapshot's id. */
+  position: number;
+  /** The stream id: `<seq>-0` for an event, `<afterSeq>-<snapshot id>` for a snapshot stored after event `afterSeq`. */
+  id: string;
+  major: number;
+  minor: number;
+  fields: string[];
+}
+
+/**
+ * The next entries in the collector's store order: each snapshot right after the last event
+ * stored before it, so a runner stores the data an event was detected on before the event,
+ * and never data the collector stored after it. Of two full batches only the part that no
+ * unread row can precede is taken.
+ */
+function nextBatch(store: SnapshotStore, eventCursor: number, snapshotCursor: number): Entry[] {
+  const events = store.eventsAfter(eventCursor, PUBLISH_BATCH);
+  const snapshots = store.acceptedSnapshotsAfter(snapshotCursor, PUBLISH_BATCH);
+  const entries: Entry[] = [
+    ...events.map((e): Entry => ({ kind: 'event', position: e.seq, id: `${e.seq}-0`, major: e.seq, minor: 0, fields: ['id', e.id, 'event', JSON.stringify(e)] })),
+    ...snapshots.map(
+      (s): Entry => ({
+        kind: 'snapshot',
+        position: s.id,
+        id: `${s.afterSeq}-${s.id}`,
+        major: s.afterSeq,
+        minor: s.id,
+        fields: ['snapshot', JSON.stringify({ endpoint: s.endpoint, indexId: s.indexId, fetchedAt: s.fetchedAt, asOf: s.asOf, hash: s.hash, raw: s.raw })],
+      }),
+    ),
+  ].sort((a, b) => a.major - b.major || a.minor - b.minor);
+  let bound = { major: Number.POSITIVE_INFINITY, minor: 0 };
+  const below = (a: { major: number; minor: number }, b: { major: number; minor: number }) => a.major < b.major || (a.major === b.major && a.minor <= b.minor);
+  // A full batch may have more rows behind it: nothing may go out past its last row.
+  if (events.length === PUBLISH_BATCH) bound = { major: events.at(-1)!.seq, minor: Number.POSITIVE_INFINITY };
+  if (snapshots.length === PUBLISH_BATCH) {
+    const last = { major: snapshots.at(-1)!.afterSeq, minor: snapshots.at(-1)!.id };
+    if (below(last, bound)) bound = last;
+  }
+  return entries.filter((e) => below(e, bound));
 }

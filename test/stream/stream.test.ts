@@ -1,7 +1,11 @@
+import { deflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Snapshot, SnapshotKind } from '../../src/api/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
-import { SnapshotStore } from '../../src/store/index.ts';
+import { ingest } from '../../src/poller/index.ts';
+import { MIGRATIONS, SnapshotStore } from '../../src/store/index.ts';
 import { StreamConsumer, StreamPublisher } from '../../src/stream/index.ts';
 import { waitFor } from '../helpers/daemon.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
@@ -52,7 +56,16 @@ describe('event stream (real redis-server)', () => {
     const store = SnapshotStore.open(tempDbPath());
     store.appendEvents([event(1)]);
     const received: string[] = [];
-    const consumer = new StreamConsumer({ store, redisUrl: redis.url, group: 'runner-a', stream, blockMs: 100, onEvents: (e) => received.push(...e.map((x) => x.id)) });
+    const consumer = new StreamConsumer({
+      store,
+      redisUrl: redis.url,
+      group: 'runner-a',
+      stream,
+      blockMs: 100,
+      onEvents: (e) => {
+        received.push(...e.map((x) => x.id));
+      },
+    });
     consumer.start();
     try {
       await waitFor('the pending entries stored', () => store.eventsAfter(0).length === 3, 10_000, 20);
@@ -66,6 +79,131 @@ describe('event stream (real redis-server)', () => {
     } finally {
       await consumer.stop();
       store.close();
+    }
+  });
+});
+
+const composition = (asOf: string, targetA: number, priceA: number) => ({
+  index_id: 'sindex',
+  as_of: asOf,
+  rebalance_id: `rb_${targetA}`,
+  constituents: [
+    { address: 'A', symbol: 'AAA', weight: targetA, target_weight: targetA, price_usd: priceA },
+    { address: 'B', symbol: 'BBB', weight: 1 - targetA, target_weight: 1 - targetA, price_usd: 2 },
+  ],
+});
+const snap = <K extends SnapshotKind>(kind: K, value: unknown): Snapshot<K> => ({ kind, raw: value, requestId: 'r', value: value as never });
+const performance = (asOf: string, nav: number) => ({ index_id: 'sindex', as_of: asOf, nav, returns: { '24h': 0.01 } });
+
+describe('market data on the event stream (real redis-server)', () => {
+  it('each snapshot goes out after the events stored before it and before its own, even past full batches', async () => {
+    const stream = 'test:order';
+    const store = SnapshotStore.open(tempDbPath());
+    // More snapshots than a batch before any event: a publisher that merged two full batches blindly would send later ones behind events and Redis would drop them.
+    const snapshotInput = (n: number) => ({ endpoint: 'tokens', indexId: null, fetchedAt: n, asOf: null, hash: `h${n}`, raw: '[]', status: 'accepted' as const });
+    store.transaction(() => {
+      for (let n = 1; n <= 250; n++) store.insertSnapshot(snapshotInput(n));
+      store.appendEvents(Array.from({ length: 250 }, (_, i) => event(i + 1)));
+      store.insertSnapshot({ ...snapshotInput(251), status: 'rejected', error: 'bad' });
+      store.insertSnapshot(snapshotInput(252));
+    });
+    const publisher = new StreamPublisher({ store, redisUrl: redis.url, stream });
+    try {
+      await waitFor('connected', () => (publisher as unknown as { redis: Redis }).redis.status === 'ready', 5_000, 20);
+      expect(await publisher.publishPending()).toBe(501);
+      const ids = (await admin.xrange(stream, '-', '+')).map(([id]) => id);
+      expect(ids).toEqual([...Array.from({ length: 250 }, (_, i) => `0-${i + 1}`), ...Array.from({ length: 250 }, (_, i) => `${i + 1}-0`), '250-252']);
+      // Killed before the cursors moved: offered again, refused by Redis, nothing sent twice.
+      store.setCursor(`stream:${stream}`, 0, Date.now());
+      store.setRuntime(`stream:${stream}:snapshots`, 0, Date.now());
+      expect(await publisher.publishPending()).toBe(501);
+      expect(await admin.xlen(stream)).toBe(501);
+    } finally {
+      await publisher.stop();
+      store.close();
+    }
+  });
+
+  it('a cache from before the stream carried snapshots publishes its latest snapshot per endpoint and index, after its events', async () => {
+    const stream = 'test:upgrade';
+    const path = tempDbPath();
+    const old = new Database(path);
+    for (const m of MIGRATIONS.filter((m) => m.version < 9)) old.exec(m.sql);
+    old.pragma('user_version = 8');
+    const insert = old.prepare("INSERT INTO snapshots (endpoint, index_id, fetched_at, as_of, hash, raw, status) VALUES (?, ?, 1, NULL, ?, ?, 'accepted')");
+    const raw = deflateRawSync('[]');
+    for (const [endpoint, indexId, hash] of [
+      ['tokens', null, 'a'],
+      ['tokens', null, 'b'],
+      ['rebalancing', 'sindex', 'c'],
+      ['rebalancing', 'tindex', 'd'],
+      ['rebalancing', 'sindex', 'e'],
+    ])
+      insert.run(endpoint, indexId, hash, raw);
+    old.prepare("INSERT INTO events (id, type, index_id, occurred_at, detected_at, payload) VALUES ('e1', 'rebalance.announced', 'sindex', 1, 2, '{}')").run();
+    old.close();
+    const store = SnapshotStore.open(path);
+    const publisher = new StreamPublisher({ store, redisUrl: redis.url, stream });
+    try {
+      await waitFor('connected', () => (publisher as unknown as { redis: Redis }).redis.status === 'ready', 5_000, 20);
+      expect(await publisher.publishPending()).toBe(4);
+      expect((await admin.xrange(stream, '-', '+')).map(([id]) => id)).toEqual(['1-0', '1-2', '1-4', '1-5']);
+    } finally {
+      await publisher.stop();
+      store.close();
+    }
+  });
+
+  it('a runner’s store answers ctx.data and price queries as the collector’s, and holds an event’s data when the event arrives', async () => {
+    const stream = 'test:market';
+    const collector = SnapshotStore.open(tempDbPath());
+    const runner = SnapshotStore.open(tempDbPath());
+    const t0 = Date.parse('2026-11-22T10:00:00.000Z');
+    ingest(collector, snap('tokens', [{ address: 'C', symbol: 'CCC', price_usd: 7, decimals: 6 }]), undefined, t0, 0.02);
+    ingest(collector, snap('composition', composition('2026-11-22T10:00:00.000Z', 0.5, 1)), 'sindex', t0 + 1, 0.02);
+    ingest(collector, snap('performance', performance('2026-11-22T10:00:00.000Z', 100)), 'sindex', t0 + 2, 0.02);
+    // New targets: a rebalance.completed event, detected on this snapshot.
+    const rebalance = ingest(collector, snap('composition', composition('2026-11-22T10:05:00.000Z', 0.6, 1.5)), 'sindex', t0 + 3, 0.02).events;
+    expect(rebalance.map((e) => e.type)).toContain('rebalance.completed');
+    ingest(collector, snap('performance', performance('2026-11-22T10:05:00.000Z', 104)), 'sindex', t0 + 4, 0.02);
+    // Data stored after the event.
+    ingest(collector, snap('composition', composition('2026-11-22T10:10:00.000Z', 0.6, 1.8)), 'sindex', t0 + 5, 0.02);
+    const publisher = new StreamPublisher({ store: collector, redisUrl: redis.url, stream });
+    const atEvent: { id: string; priceA: number | undefined }[] = [];
+    const consumer = new StreamConsumer({
+      store: runner,
+      redisUrl: redis.url,
+      group: 'runner-m',
+      stream,
+      blockMs: 100,
+      onEvents: (events) => {
+        atEvent.push(...events.map((e) => ({ id: e.id, priceA: runner.tokenPriceAt('A', Number.MAX_SAFE_INTEGER)?.priceUsd })));
+      },
+    });
+    try {
+      await waitFor('connected', () => (publisher as unknown as { redis: Redis }).redis.status === 'ready', 5_000, 20);
+      await publisher.publishPending();
+      consumer.start();
+      await waitFor(
+        'everything stored',
+        () => runner.eventsAfter(0).length === collector.eventsAfter(0).length && runner.compositionAt('sindex')?.asOf === Date.parse('2026-11-22T10:10:00.000Z'),
+        10_000,
+        20,
+      );
+      for (const at of [t0 + 1, Date.parse('2026-11-22T10:05:00.000Z'), Date.parse('2026-11-22T10:07:00.000Z'), Number.MAX_SAFE_INTEGER]) {
+        expect(runner.compositionAt('sindex', at)).toEqual(collector.compositionAt('sindex', at));
+        expect(runner.navAt('sindex', at)).toEqual(collector.navAt('sindex', at));
+        for (const token of ['A', 'B', 'C']) expect(runner.tokenPriceAt(token, at)).toEqual(collector.tokenPriceAt(token, at));
+        expect(runner.rebalancesAt('sindex', at)).toEqual(collector.rebalancesAt('sindex', at));
+      }
+      expect(runner.eventsAfter(0).map(({ seq: _, ...e }) => e)).toEqual(collector.eventsAfter(0).map(({ seq: _, ...e }) => e));
+      // When the rebalance event was handed on, the runner held the snapshot it was detected on and not the later one.
+      expect(atEvent.find((e) => e.id === rebalance[0]!.id)?.priceA).toBe(1.5);
+    } finally {
+      await consumer.stop();
+      await publisher.stop();
+      collector.close();
+      runner.close();
     }
   });
 });

@@ -4,6 +4,7 @@ import type { Fill, Rejection } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import { type PaperBook, PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
 import type { MarketQueries } from './runtime.ts';
+import { BufferedState, type CommittedState, NO_WRITES, type StateWrites } from './state.ts';
 
 export interface Book {
   cash: number;
@@ -12,7 +13,7 @@ export interface Book {
 
 export interface Effects {
   /** Changed keys to their new JSON text (undefined: deleted). */
-  writes: ReadonlyMap<string, string | undefined>;
+  writes: StateWrites;
   book: Book;
   touched: ReadonlySet<string>;
   fills: readonly Fill[];
@@ -21,7 +22,6 @@ export interface Effects {
   alerts: readonly { message: string; data: unknown; at: number }[];
 }
 
-const NO_WRITES: ReadonlyMap<string, string | undefined> = new Map();
 const NO_KEYS: ReadonlySet<string> = new Set();
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -56,7 +56,7 @@ export class AttemptScope {
 
   constructor(
     readonly shared: RunnerShared,
-    private readonly committedState: Map<string, string>,
+    private readonly committedState: CommittedState,
     committedBook: Book,
   ) {
     this.book = committedBook;
@@ -67,7 +67,7 @@ export class AttemptScope {
   }
 
   get state(): BufferedState {
-    this.bufferedState ??= new BufferedState(this.committedState, this);
+    this.bufferedState ??= new BufferedState(this.committedState, () => this.guard());
     return this.bufferedState;
   }
 
@@ -171,60 +171,6 @@ export class HandlerContext implements StrategyContext<unknown> {
 
   get broker(): PaperBroker {
     return this.scope.broker();
-  }
-}
-
-const DELETED = Symbol('deleted');
-
-/**
- * `ctx.state` within one handler call. Committed values are JSON text per key: a read parses
- * only the key it reads, a write keeps the value itself (read back as is: your own write),
- * and each written key is serialized once, when the handler returns. A write that leaves a
- * key as committed is no write.
- */
-export class BufferedState implements StrategyState {
-  private writes: Map<string, unknown> | undefined;
-
-  constructor(
-    private readonly committed: Map<string, string>,
-    private readonly scope: AttemptScope,
-  ) {}
-
-  get<T>(key: string): T | undefined {
-    if (this.writes?.has(key)) {
-      const v = this.writes.get(key);
-      return v === DELETED ? undefined : (v as T);
-    }
-    const json = this.committed.get(key);
-    return json === undefined ? undefined : (JSON.parse(json) as T);
-  }
-
-  set(key: string, value: unknown): void {
-    this.scope.guard();
-    (this.writes ??= new Map()).set(key, value === undefined ? DELETED : value);
-  }
-
-  delete(key: string): void {
-    this.scope.guard();
-    (this.writes ??= new Map()).set(key, DELETED);
-  }
-
-  /** In key order, the same in every run and after a restart. */
-  keys(): string[] {
-    const out: string[] = [];
-    for (const k of this.committed.keys()) if (this.writes?.get(k) !== DELETED) out.push(k);
-    if (this.writes) for (const [k, v] of this.writes) if (v !== DELETED && !this.committed.has(k)) out.push(k);
-    return out.sort();
-  }
-
-  serialized(): ReadonlyMap<string, string | undefined> {
-    if (!this.writes) return NO_WRITES;
-    const out = new Map<string, string | undefined>();
-    for (const [key, value] of this.writes) {
-      const json = value === DELETED ? undefined : (JSON.stringify(value) as string | undefined);
-      if (json !== this.committed.get(key)) out.set(key, json);
-    }
-    return out;
   }
 }
 

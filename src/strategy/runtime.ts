@@ -6,6 +6,7 @@ import type { Fill, Rejection } from './broker.ts';
 import type { StrategyContext } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
 import type { PaperBrokerOptions } from './paper-broker.ts';
+import { CommittedState } from './state.ts';
 
 /** Where the runtime reads events and keeps cursors: the store live, memory in a backtest. */
 export type EventLog = Pick<SnapshotStore, 'eventsAfter' | 'cursor' | 'setCursor'>;
@@ -193,8 +194,8 @@ class StrategyRunner {
   private timeoutMs: number;
   private readonly events: EventLog;
   private readonly shared: RunnerShared;
-  /** Committed state as JSON text per key: a read parses only its key, and a write of an equal value is no write. */
-  private state: Map<string, string>;
+  /** Committed state per key: a read parses only its key, once; a write of an equal value is no write. */
+  private readonly state: CommittedState;
   private book: Book;
   private wakeUp: (() => void) | undefined;
   /**
@@ -225,7 +226,7 @@ class StrategyRunner {
     this.shared = { strategy: this.name, params: loaded.params, log: this.log, clock, now: { now: () => clock.now() }, data: new ScopedMarketData(market, clock), market, paper: o.paper };
     const t = o.store.strategies;
     t.openAccount(this.account, o.paper?.initialCash ?? 10_000);
-    this.state = new Map([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
+    this.state = new CommittedState([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
     this.book = { cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) };
   }
 
@@ -373,10 +374,7 @@ class StrategyRunner {
           else this.events.setCursor(this.consumer, event.seq, this.clock.now());
         });
         if (!fromParked) this.uncommittedSeq = undefined;
-        for (const [k, v] of result.writes) {
-          if (v === undefined) this.state.delete(k);
-          else this.state.set(k, v);
-        }
+        this.state.apply(result.writes);
         this.book = result.book;
         for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
         for (const f of result.fills) this.o.onFill?.(this.name, f, event.id);

@@ -214,4 +214,64 @@ describe('StrategyRuntime', () => {
     expect(Object.fromEntries(store.strategies.stateEntries('stateful'))).toEqual({ list: [1, 3], 'at:1': 1, 'at:3': 3 });
     store.close();
   });
+
+  it('ctx.state: a committed key is parsed once per strategy, read as a copy the handler may change freely, and found again after a restart', async () => {
+    const path = tempDbPath();
+    let store = SnapshotStore.open(path);
+    store.appendEvents([announced(1), announced(2), announced(3)]);
+    const plan = { n: 1, tokens: ['A', 'B'], nested: { sold: false } };
+    store.transaction(() => store.strategies.setState('reader', 'plan', plan));
+    const planText = JSON.stringify(plan);
+    const reads: unknown[] = [];
+    const reader = (name: string): LoadedStrategy => ({
+      file: 'reader.ts',
+      params: {},
+      strategy: defineStrategy({
+        name,
+        params: z.object({}),
+        on: {
+          'rebalance.announced': (e, ctx) => {
+            for (let i = 0; i < 100; i++) {
+              const p = ctx.state.get<typeof plan>('plan')!;
+              // Changing what was read changes nothing committed: the next read is as stored.
+              p.n = 99;
+              p.tokens.push('C');
+              p.nested.sold = true;
+            }
+            reads.push({ seq: e.seq, plan: ctx.state.get('plan'), count: ctx.state.get('count') ?? null });
+            ctx.state.set('count', e.seq);
+            if (e.seq === 2) throw new Error('fails after writing');
+          },
+        },
+      }),
+    });
+    const parsed = { plan: 0 };
+    const parse = JSON.parse;
+    JSON.parse = (text: string, reviver?: Parameters<typeof parse>[1]) => {
+      if (text === planText) parsed.plan++;
+      return parse(text, reviver);
+    };
+    try {
+      await new StrategyRuntime({ store, strategies: [reader('reader')], maxAttempts: 1 }).drain();
+    } finally {
+      JSON.parse = parse;
+    }
+    // 300 reads over three events, one parse (the store's own read at start is of its row, before the runtime's copy).
+    expect(parsed.plan).toBeLessThanOrEqual(2);
+    expect(reads).toEqual([
+      { seq: 1, plan, count: null },
+      { seq: 2, plan, count: 1 },
+      // Event 2 failed: its write was rolled back.
+      { seq: 3, plan, count: 1 },
+    ]);
+    store.close();
+    // A restart reads the same state from the file.
+    store = SnapshotStore.open(path);
+    store.appendEvents([announced(4)]);
+    reads.length = 0;
+    await new StrategyRuntime({ store, strategies: [reader('reader')], maxAttempts: 1 }).drain();
+    expect(reads).toEqual([{ seq: 4, plan, count: 3 }]);
+    expect(Object.fromEntries(store.strategies.stateEntries('reader'))).toEqual({ plan, count: 4 });
+    store.close();
+  });
 });

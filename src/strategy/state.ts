@@ -1,0 +1,132 @@
+import type { StrategyState } from './define.ts';
+
+/** A handler's state writes as committed: each changed key to its JSON text (undefined: deleted). */
+export type StateWrites = ReadonlyMap<string, string | undefined>;
+
+export const NO_WRITES: StateWrites = new Map();
+
+/**
+ * A strategy's committed `ctx.state`, key by key: the JSON text as stored, and the value
+ * parsed from it the first time the key is read. A read hands out a copy of that value, so a
+ * handler may change what it read without changing what is committed (the next event, or a
+ * restart that parses the stored text, sees the same); a primitive is handed out as is. It
+ * changes only through `apply`, with the writes of a committed event.
+ */
+export class CommittedState {
+  private readonly texts: Map<string, string>;
+  private readonly parsed = new Map<string, unknown>();
+  private sorted: string[] | undefined;
+
+  constructor(entries: Iterable<readonly [string, string]>) {
+    this.texts = new Map(entries);
+  }
+
+  text(key: string): string | undefined {
+    return this.texts.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.texts.has(key);
+  }
+
+  read(key: string): unknown {
+    // JSON has no undefined: a key parsed is a key whose value is not undefined.
+    let value = this.parsed.get(key);
+    if (value === undefined) {
+      const json = this.texts.get(key);
+      if (json === undefined) return undefined;
+      value = JSON.parse(json);
+      this.parsed.set(key, value);
+    }
+    return copyJson(value);
+  }
+
+  /** In key order; the same array until a key is added or deleted (do not change it). */
+  keys(): readonly string[] {
+    this.sorted ??= [...this.texts.keys()].sort();
+    return this.sorted;
+  }
+
+  /** The writes of a committed event. */
+  apply(writes: StateWrites): void {
+    for (const [key, json] of writes) {
+      this.parsed.delete(key);
+      if (json === undefined) {
+        if (this.texts.delete(key)) this.sorted = undefined;
+      } else {
+        if (!this.texts.has(key)) this.sorted = undefined;
+        this.texts.set(key, json);
+      }
+    }
+  }
+}
+
+const DELETED = Symbol('deleted');
+
+/**
+ * `ctx.state` within one handler call, over the committed state: a read of a committed key
+ * parses it once per strategy (not once per read), a write keeps the value itself (read back
+ * as is: your own write), and each written key is serialized once, when the handler returns.
+ * A write that leaves a key as committed is no write. Nothing reaches the committed state
+ * unless the runner commits the event.
+ */
+export class BufferedState implements StrategyState {
+  private writes: Map<string, unknown> | undefined;
+
+  constructor(
+    private readonly committed: CommittedState,
+    /** Throws once the attempt has ended. */
+    private readonly guard: () => void,
+  ) {}
+
+  get<T>(key: string): T | undefined {
+    if (this.writes?.has(key)) {
+      const v = this.writes.get(key);
+      return v === DELETED ? undefined : (v as T);
+    }
+    return this.committed.read(key) as T | undefined;
+  }
+
+  set(key: string, value: unknown): void {
+    this.guard();
+    (this.writes ??= new Map()).set(key, value === undefined ? DELETED : value);
+  }
+
+  delete(key: string): void {
+    this.guard();
+    (this.writes ??= new Map()).set(key, DELETED);
+  }
+
+  /** In key order, the same in every run and after a restart. */
+  keys(): string[] {
+    const committed = this.committed.keys();
+    if (!this.writes) return [...committed];
+    const out = committed.filter((k) => this.writes!.get(k) !== DELETED);
+    for (const [k, v] of this.writes) if (v !== DELETED && !this.committed.has(k)) out.push(k);
+    return out.sort();
+  }
+
+  serialized(): StateWrites {
+    if (!this.writes) return NO_WRITES;
+    const out = new Map<string, string | undefined>();
+    for (const [key, value] of this.writes) {
+      const json = value === DELETED ? undefined : (JSON.stringify(value) as string | undefined);
+      if (json !== this.committed.text(key)) out.set(key, json);
+    }
+    return out;
+  }
+}
+
+/** A deep copy of a value parsed from JSON (plain objects, arrays and primitives only). */
+function copyJson(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.map(copyJson);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const value = copyJson((v as Record<string, unknown>)[k]);
+    // JSON.parse makes `__proto__` an own key; an assignment would set the prototype instead.
+    if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    else out[k] = value;
+  }
+  return out;
+}

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestObserver } from '../api/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import type { RateGateState } from '../ratelimit/index.ts';
+import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import type { Fill } from '../strategy/index.ts';
 
 /** What the gauges read at scrape time; every function is a cheap read of state the daemon holds. */
@@ -158,6 +158,21 @@ export class DaemonMetrics {
       const now = s.now();
       for (const x of s.gates()) g.set({ gate: x.name }, Math.max(0, ((x.pausedUntil ?? now) - now) / 1000));
     });
+    // The budget shared through Redis with other processes on the credential (none: no series).
+    // Processes are counted, not named: their ids change with every restart.
+    const shared = (name: string, help: string, value: (b: SharedBudgetState) => number | undefined) =>
+      gauge(name, help, ['gate'], (g, s) => {
+        for (const x of s.gates()) {
+          const v = x.shared && value(x.shared);
+          if (v !== undefined) g.set({ gate: x.name }, v);
+        }
+      });
+    shared('indexbot_shared_budget_limit', 'Requests per window of the budget shared through Redis, per credential', (b) => b.limit);
+    shared('indexbot_shared_budget_burst', 'Most tokens the shared budget holds (its bucket size), per credential', (b) => b.burst);
+    shared('indexbot_shared_budget_remaining', 'Tokens left in the shared budget at this process’s last take or beat', (b) => b.tokens);
+    shared('indexbot_shared_budget_processes', 'Processes that drew on the shared budget in the last minute', (b) => b.processes.length);
+    shared('indexbot_shared_budget_fallback', '1 while Redis is unreachable and this process paces to its local share of the budget', (b) => (b.mode === 'local' ? 1 : 0));
+    shared('indexbot_shared_budget_local_share', 'N of the local fallback: it paces to 1/N of the budget', (b) => b.share);
     gauge('indexbot_poll_last_success_age_seconds', 'Age of the last successful poll, per job', ['job'], (g, s) => {
       const now = s.now();
       for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);

@@ -1,4 +1,4 @@
-import type { PaperFill } from '../store/index.ts';
+import type { Fill } from '../strategy/index.ts';
 import { type TradeStats, tradeLedger } from './trades.ts';
 
 /**
@@ -31,8 +31,8 @@ export interface EquityPoint extends ValuePoint {
   exposure: number;
 }
 
-/** A fill as the metrics read it: the paper broker's, without its bookkeeping ids. */
-export type TradeFill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
+/** A fill as the metrics read it: the paper broker's, as numbers. */
+export type TradeFill = Fill;
 
 export interface ReturnMetrics {
   start: number;

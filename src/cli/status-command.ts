@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { StoreError } from '../core/index.ts';
+import { StoreError, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -50,23 +50,26 @@ export function strategyStatus(store: SnapshotStore) {
   const latest = Number.MAX_SAFE_INTEGER;
   return t.accounts().map((a) => {
     const name = a.account.replace(/^strategy:/, '');
+    // Valued exactly, by the ledger's rule (core/money.ts), then shown as numbers.
+    let equity = a.cash;
     const positions = t.positions(a.account).map((p) => {
       const i = parseInstrument(p.instrument);
       const price = i.kind === 'index' ? store.navAt(i.indexId, latest)?.nav : store.tokenPriceAt(i.address, latest)?.priceUsd;
       const label = i.kind === 'index' ? i.indexId : (store.tokenSymbol(i.address) ?? i.address);
-      return { ...p, label, price: price ?? null, valueUsd: price === undefined ? null : price * p.quantity };
+      const value = price === undefined ? undefined : valueAt(p.quantity, price);
+      equity = equity.plus(value ?? p.costUsd);
+      return { instrument: p.instrument, quantity: toNumber(p.quantity), costUsd: toNumber(p.costUsd), label, price: price ?? null, valueUsd: value === undefined ? null : toNumber(value) };
     });
-    const equity = a.cash + positions.reduce((sum, p) => sum + (p.valueUsd ?? p.costUsd), 0);
     return {
       strategy: name,
       cursor: store.cursor(`strategy:${name}`),
       parked: t.parked(name).length,
       fills: t.fillCount(a.account),
       alerts: t.alertCount(name),
-      cash: a.cash,
-      initialCash: a.initialCash,
-      equity,
-      pnlUsd: equity - a.initialCash,
+      cash: toNumber(a.cash),
+      initialCash: toNumber(a.initialCash),
+      equity: toNumber(equity),
+      pnlUsd: toNumber(equity.minus(a.initialCash)),
       positions,
     };
   });

@@ -1,3 +1,4 @@
+import { type Decimal, ZERO, toNumber, usd, valueAt } from '../core/index.ts';
 import type { EventType, IndexbotEvent } from '../detect/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { parseInstrument } from '../strategy/index.ts';
@@ -73,7 +74,7 @@ export function recentFills(store: SnapshotStore, strategy: string, limit: numbe
     .fills(`strategy:${strategy}`)
     .slice(-limit)
     .reverse()
-    .map((f) => ({ ...f, label: instrumentLabel(store, f.instrument) }));
+    .map((f) => ({ ...f, quantity: toNumber(f.quantity), price: toNumber(f.price), feeUsd: toNumber(f.feeUsd), label: instrumentLabel(store, f.instrument) }));
 }
 
 export function instrumentLabel(store: SnapshotStore, key: string): string {
@@ -90,7 +91,7 @@ export function equityCurve(store: SnapshotStore, strategy: string, end: number,
   const account = store.strategies.account(`strategy:${strategy}`);
   if (!account) return [];
   const fills = store.strategies.fills(`strategy:${strategy}`);
-  if (fills.length === 0) return [{ t: end, equity: account.cash }];
+  if (fills.length === 0) return [{ t: end, equity: toNumber(account.cash) }];
   const start = fills[0]!.at;
   const last = Math.max(end, fills[fills.length - 1]!.at);
   const step = Math.max(1, (last - start) / points);
@@ -104,31 +105,32 @@ export function equityCurve(store: SnapshotStore, strategy: string, end: number,
     }
     return priceCache.get(key);
   };
+  // The fills replayed exactly, by the ledger's rule (core/money.ts); each point is then a number.
   let cash = account.initialCash;
-  const held = new Map<string, { quantity: number; costUsd: number }>();
+  const held = new Map<string, { quantity: Decimal; costUsd: Decimal }>();
   const out: { t: number; equity: number }[] = [];
   let next = 0;
   for (const t of times) {
     for (; next < fills.length && fills[next]!.at <= t; next++) {
       const f = fills[next]!;
-      const p = held.get(f.instrument) ?? { quantity: 0, costUsd: 0 };
-      const notional = f.quantity * f.price;
+      const p = held.get(f.instrument) ?? { quantity: ZERO, costUsd: ZERO };
+      const notional = valueAt(f.quantity, f.price);
       if (f.side === 'buy') {
-        cash -= notional + f.feeUsd;
-        held.set(f.instrument, { quantity: p.quantity + f.quantity, costUsd: p.costUsd + notional });
+        cash = cash.minus(notional).minus(f.feeUsd);
+        held.set(f.instrument, { quantity: p.quantity.plus(f.quantity), costUsd: p.costUsd.plus(notional) });
       } else {
-        cash += notional - f.feeUsd;
-        const left = p.quantity - f.quantity;
-        held.set(f.instrument, { quantity: left, costUsd: p.quantity > 0 ? (p.costUsd * left) / p.quantity : 0 });
+        cash = cash.plus(notional).minus(f.feeUsd);
+        const left = p.quantity.minus(f.quantity);
+        held.set(f.instrument, { quantity: left, costUsd: p.quantity.gt(ZERO) ? usd(p.costUsd.times(left).div(p.quantity)) : ZERO });
       }
     }
     let value = cash;
     for (const [instrument, p] of held) {
-      if (p.quantity <= 1e-12) continue;
+      if (p.quantity.lte(ZERO)) continue;
       const price = priceAt(instrument, t);
-      value += price === undefined ? p.costUsd : price * p.quantity;
+      value = value.plus(price === undefined ? p.costUsd : valueAt(p.quantity, price));
     }
-    out.push({ t, equity: value });
+    out.push({ t, equity: toNumber(value) });
   }
   return out;
 }

@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { decimal, quantity, toText, usd } from '../core/index.ts';
+
 /**
  * Schema versions, applied in order at open and recorded in `PRAGMA user_version`.
  * A released migration is never edited: a change is a new entry.
@@ -275,6 +278,58 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
        WHERE id IN (SELECT MAX(id) FROM snapshots WHERE status = 'accepted' GROUP BY endpoint, index_id);
     `,
   },
+  {
+    // The paper ledger exact: cash, quantities, costs, fees and prices as decimal text (a REAL
+    // column would turn the text back into a double). Old amounts are taken at their shortest
+    // decimal form and rounded by the ledger's rules (core/money.ts); a position that rounds
+    // to no units is closed. Tables renamed first so their foreign keys follow, children
+    // dropped before their parent.
+    version: 10,
+    sql: `
+      ALTER TABLE paper_fills RENAME TO paper_fills_real;
+      ALTER TABLE paper_positions RENAME TO paper_positions_real;
+      ALTER TABLE paper_accounts RENAME TO paper_accounts_real;
+      CREATE TABLE paper_accounts (
+        account TEXT PRIMARY KEY,
+        initial_cash TEXT NOT NULL,
+        cash TEXT NOT NULL
+      );
+      CREATE TABLE paper_positions (
+        account TEXT NOT NULL REFERENCES paper_accounts (account),
+        instrument TEXT NOT NULL,
+        quantity TEXT NOT NULL,
+        cost_usd TEXT NOT NULL,
+        PRIMARY KEY (account, instrument)
+      );
+      CREATE TABLE paper_fills (
+        id INTEGER PRIMARY KEY,
+        account TEXT NOT NULL REFERENCES paper_accounts (account),
+        event_id TEXT,
+        instrument TEXT NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('buy', 'sell')),
+        quantity TEXT NOT NULL,
+        price TEXT NOT NULL,
+        fee_usd TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+      INSERT INTO paper_accounts SELECT account, ledger_usd(initial_cash), ledger_usd(cash) FROM paper_accounts_real;
+      INSERT INTO paper_positions
+        SELECT account, instrument, ledger_quantity(quantity), ledger_usd(cost_usd) FROM paper_positions_real WHERE ledger_quantity(quantity) <> '0';
+      INSERT INTO paper_fills
+        SELECT id, account, event_id, instrument, side, ledger_quantity(quantity), ledger_price(price), ledger_usd(fee_usd), at FROM paper_fills_real;
+      DROP TABLE paper_fills_real;
+      DROP TABLE paper_positions_real;
+      DROP TABLE paper_accounts_real;
+    `,
+  },
 ];
+
+/** SQL functions the migrations call: the ledger's rounding rules, for converting REAL amounts. */
+export function registerMigrationFunctions(db: Database.Database): void {
+  const fn = (name: string, convert: (value: number) => string) => db.function(name, { deterministic: true }, (value) => convert(value as number));
+  fn('ledger_usd', (v) => toText(usd(decimal(v))));
+  fn('ledger_quantity', (v) => toText(quantity(decimal(v))));
+  fn('ledger_price', (v) => toText(decimal(v)));
+}
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

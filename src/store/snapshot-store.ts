@@ -6,7 +6,7 @@ import type { StoredTokens, TokenStore } from '../auth/index.ts';
 import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
 import { StoreError, StoreWriteError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
 import { OutboxTables } from './outbox-tables.ts';
 import { StrategyTables } from './strategy-tables.ts';
@@ -506,6 +506,7 @@ export class SnapshotStore implements TokenStore {
 function migrate(db: Database.Database, from: number): void {
   const pending = MIGRATIONS.filter((m) => m.version > from);
   if (pending.length === 0) return;
+  registerMigrationFunctions(db);
   db.transaction(() => {
     for (const m of pending) {
       db.exec(m.sql);

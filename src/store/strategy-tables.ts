@@ -1,9 +1,18 @@
 import type Database from 'better-sqlite3';
+import { type Decimal, ZERO, decimal, toText } from '../core/index.ts';
 
+/** A paper position, exact (see core/money.ts); stored as decimal text. */
 export interface PaperPosition {
   instrument: string;
-  quantity: number;
-  costUsd: number;
+  quantity: Decimal;
+  costUsd: Decimal;
+}
+
+/** A paper account's cash, exact. */
+export interface PaperAccount {
+  account: string;
+  initialCash: Decimal;
+  cash: Decimal;
 }
 
 export interface PaperFill {
@@ -12,9 +21,9 @@ export interface PaperFill {
   eventId: string | null;
   instrument: string;
   side: 'buy' | 'sell';
-  quantity: number;
-  price: number;
-  feeUsd: number;
+  quantity: Decimal;
+  price: Decimal;
+  feeUsd: Decimal;
   at: number;
 }
 
@@ -59,38 +68,39 @@ export class StrategyTables {
     else this.s.stateSet.run(strategy, key, JSON.stringify(value));
   }
 
-  account(account: string): { initialCash: number; cash: number } | undefined {
+  account(account: string): PaperAccount | undefined {
     const r = this.s.account.get(account) as Row | undefined;
-    return r ? { initialCash: r.initial_cash as number, cash: r.cash as number } : undefined;
+    return r && accountRow(r);
   }
 
-  accounts(): { account: string; initialCash: number; cash: number }[] {
-    return (this.s.accounts.all() as Row[]).map((r) => ({ account: r.account as string, initialCash: r.initial_cash as number, cash: r.cash as number }));
+  accounts(): PaperAccount[] {
+    return (this.s.accounts.all() as Row[]).map(accountRow);
   }
 
   fillCount(account: string): number {
     return (this.s.fillCount.get(account) as { n: number }).n;
   }
 
-  openAccount(account: string, initialCash: number): void {
-    this.s.openAccount.run(account, initialCash, initialCash);
+  openAccount(account: string, initialCash: Decimal): void {
+    this.s.openAccount.run(account, toText(initialCash), toText(initialCash));
   }
 
-  setCash(account: string, cash: number): void {
-    this.s.setCash.run(cash, account);
+  setCash(account: string, cash: Decimal): void {
+    this.s.setCash.run(toText(cash), account);
   }
 
   positions(account: string): PaperPosition[] {
-    return (this.s.positions.all(account) as Row[]).map((r) => ({ instrument: r.instrument as string, quantity: r.quantity as number, costUsd: r.cost_usd as number }));
+    return (this.s.positions.all(account) as Row[]).map((r) => ({ instrument: r.instrument as string, quantity: decimal(r.quantity as string), costUsd: decimal(r.cost_usd as string) }));
   }
 
+  /** A position of quantity zero is closed: its row goes. */
   setPosition(account: string, p: PaperPosition): void {
-    if (Math.abs(p.quantity) < 1e-12) this.s.deletePosition.run(account, p.instrument);
-    else this.s.setPosition.run(account, p.instrument, p.quantity, p.costUsd);
+    if (p.quantity.eq(ZERO)) this.s.deletePosition.run(account, p.instrument);
+    else this.s.setPosition.run(account, p.instrument, toText(p.quantity), toText(p.costUsd));
   }
 
   insertFill(f: Omit<PaperFill, 'id'>): void {
-    this.s.insertFill.run(f.account, f.eventId, f.instrument, f.side, f.quantity, f.price, f.feeUsd, f.at);
+    this.s.insertFill.run(f.account, f.eventId, f.instrument, f.side, toText(f.quantity), toText(f.price), toText(f.feeUsd), f.at);
   }
 
   fills(account: string): PaperFill[] {
@@ -100,9 +110,9 @@ export class StrategyTables {
       eventId: r.event_id as string | null,
       instrument: r.instrument as string,
       side: r.side as 'buy' | 'sell',
-      quantity: r.quantity as number,
-      price: r.price as number,
-      feeUsd: r.fee_usd as number,
+      quantity: decimal(r.quantity as string),
+      price: decimal(r.price as string),
+      feeUsd: decimal(r.fee_usd as string),
       at: r.at as number,
     }));
   }
@@ -146,6 +156,10 @@ export class StrategyTables {
 }
 
 const ALERT_SELECT = 'SELECT a.*, e.index_id, e.seq FROM strategy_alerts a LEFT JOIN events e ON e.id = a.event_id';
+
+function accountRow(r: Row): PaperAccount {
+  return { account: r.account as string, initialCash: decimal(r.initial_cash as string), cash: decimal(r.cash as string) };
+}
 
 function alertRow(r: Row): StrategyAlertRow {
   return {

@@ -1,14 +1,31 @@
 import { type Clock, type Logger, StrategyError } from '../core/index.ts';
+import { type Decimal, ZERO, toNumber } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
-import type { Fill, Rejection } from './broker.ts';
+import type { LedgerFill, Rejection } from './broker.ts';
 import type { MarketData, StrategyContext, StrategyState } from './define.ts';
 import { type PaperBook, PaperBroker, type PaperBrokerOptions } from './paper-broker.ts';
 import type { MarketQueries } from './runtime.ts';
 import { BufferedState, type CommittedState, NO_WRITES, type StateWrites } from './state.ts';
 
+/** A strategy's paper book, exact. */
 export interface Book {
-  cash: number;
+  cash: Decimal;
   positions: Map<string, PaperPosition>;
+}
+
+/** The book as reports and tests read it: numbers, the nearest doubles to the exact amounts. */
+export interface BookView {
+  cash: number;
+  /** Open positions only. */
+  positions: { instrument: string; quantity: number; costUsd: number }[];
+}
+
+export function viewBook(book: Book): BookView {
+  const positions: BookView['positions'] = [];
+  for (const p of book.positions.values()) {
+    if (p.quantity.gt(ZERO)) positions.push({ instrument: p.instrument, quantity: toNumber(p.quantity), costUsd: toNumber(p.costUsd) });
+  }
+  return { cash: toNumber(book.cash), positions };
 }
 
 export interface Effects {
@@ -16,7 +33,7 @@ export interface Effects {
   writes: StateWrites;
   book: Book;
   touched: ReadonlySet<string>;
-  fills: readonly Fill[];
+  fills: readonly LedgerFill[];
   /** Refused orders: no effect on the book, reported only. */
   rejects: readonly Rejection[];
   alerts: readonly { message: string; data: unknown; at: number }[];
@@ -50,7 +67,7 @@ export class AttemptScope {
   private paperBroker: PaperBroker | undefined;
   private book: Book;
   private touched: Set<string> | undefined;
-  private fills: Fill[] | undefined;
+  private fills: LedgerFill[] | undefined;
   private rejects: Rejection[] | undefined;
   private alerts: { message: string; data: unknown; at: number }[] | undefined;
 
@@ -123,7 +140,7 @@ export class AttemptScope {
         writable().positions.set(p.instrument, p);
         (this.touched ??= new Set()).add(p.instrument);
       },
-      positions: () => [...this.book.positions.values()].filter((p) => p.quantity > 0),
+      positions: () => [...this.book.positions.values()].filter((p) => p.quantity.gt(ZERO)),
       recordFill: (f) => {
         (this.fills ??= []).push(f);
       },

@@ -1,3 +1,4 @@
+import { toNumber } from '../core/index.ts';
 import type { PaperFill } from '../store/index.ts';
 
 /** What can be traded: an index's units at the index value, or a constituent token at its price. */
@@ -11,8 +12,25 @@ export interface OrderRequest {
   notionalUsd?: number;
 }
 
-/** One executed order: instrument key, side, quantity, price after slippage, fee, time. */
-export type Fill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
+/**
+ * One executed order: instrument key, side, quantity, price after slippage, fee, time. The
+ * numbers are views of the exact ledger (the nearest doubles); the exact amounts are stored.
+ */
+export interface Fill {
+  instrument: string;
+  side: 'buy' | 'sell';
+  quantity: number;
+  price: number;
+  feeUsd: number;
+  at: number;
+}
+
+/** A fill as the ledger keeps it: exact amounts. */
+export type LedgerFill = Omit<PaperFill, 'id' | 'account' | 'eventId'>;
+
+export function fillView(f: LedgerFill): Fill {
+  return { instrument: f.instrument, side: f.side, quantity: toNumber(f.quantity), price: toNumber(f.price), feeUsd: toNumber(f.feeUsd), at: f.at };
+}
 
 /** Why an order was refused, as a stable word a report can count by. */
 export type RejectCode = 'no_price' | 'insufficient_cash' | 'insufficient_position' | 'invalid_order';
@@ -28,8 +46,10 @@ export interface Rejection {
   at: number;
 }
 
+/** A position as a strategy reads it: views of the exact ledger. */
 export interface Position {
   instrument: string;
+  /** Selling exactly this number sells the whole position, even where the view rounded. */
   quantity: number;
   /** What was paid for the units held, fees included. */
   costUsd: number;
@@ -40,7 +60,8 @@ export interface Position {
 /**
  * Market orders against an account. The paper broker is the first implementation; a live
  * broker implements the same interface. Orders beyond cash or position are rejected with a
- * reason, never clipped.
+ * reason, never clipped. Amounts are numbers both ways: orders are read at their shortest
+ * decimal form, and what comes back is the nearest double to the exact ledger amount.
  */
 export interface Broker {
   buy(order: OrderRequest): Promise<OrderResult>;

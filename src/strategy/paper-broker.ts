@@ -1,35 +1,51 @@
+import { type Decimal, ZERO, bpsOf, decimal, quantityFor, quantity as roundQuantity, toNumber, usd, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
-import { type Broker, type Fill, type Instrument, type OrderRequest, type OrderResult, type Position, type RejectCode, type Rejection, instrumentKey, parseInstrument } from './broker.ts';
+import {
+  type Broker,
+  type Instrument,
+  type LedgerFill,
+  type OrderRequest,
+  type OrderResult,
+  type Position,
+  type RejectCode,
+  type Rejection,
+  fillView,
+  instrumentKey,
+  parseInstrument,
+} from './broker.ts';
 
 export interface PaperBrokerOptions {
   /** @default 10000 */
   initialCash?: number;
-  /** Fee on each fill's notional, in basis points. @default 10 */
+  /** Fee on each fill's notional, in basis points (0 to 1000). @default 10 */
   feeBps?: number;
-  /** Price moved against the order, in basis points. @default 5 */
+  /** Price moved against the order, in basis points (0 to 1000). @default 5 */
   slippageBps?: number;
 }
 
-/** Where the paper broker reads prices and keeps its book. */
+/** The largest fee or slippage the broker takes: 10 %, the config's bound too. */
+const MAX_BPS = 1_000;
+
+/** Where the paper broker reads prices and keeps its exact book (see core/money.ts). */
 export interface PaperBook {
   price(instrument: Instrument): number | undefined;
   now(): number;
-  cash(): number;
-  setCash(cash: number): void;
+  cash(): Decimal;
+  setCash(cash: Decimal): void;
   position(instrument: string): PaperPosition | undefined;
   setPosition(position: PaperPosition): void;
   positions(): PaperPosition[];
   /** Receives each fill for the caller to persist with the event that caused it. */
-  recordFill(fill: Fill): void;
+  recordFill(fill: LedgerFill): void;
   /** Receives each refused order, for reports to count. */
   recordReject?(rejection: Rejection): void;
 }
 
-const EPS = 1e-9;
-
 /**
  * Fills market orders at the current price moved by slippage, charges the fee on the
- * notional, and rejects (with a reason) an order it cannot fill in full.
+ * notional, and rejects (with a reason) an order it cannot fill in full. The ledger is exact:
+ * each fill is rounded once, by the rules of core/money.ts, and cash and positions move by
+ * exactly its amounts, so cash never goes below zero and a position is never oversold.
  */
 export class PaperBroker implements Broker {
   readonly feeBps: number;
@@ -45,7 +61,7 @@ export class PaperBroker implements Broker {
       ['feeBps', this.feeBps],
       ['slippageBps', this.slippageBps],
     ] as const) {
-      if (!Number.isFinite(v) || v < 0) throw new TypeError(`Expected \`${name}\` to be a number >= 0, got \`${String(v)}\``);
+      if (!Number.isFinite(v) || v < 0 || v > MAX_BPS) throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_BPS}, got \`${String(v)}\``);
     }
   }
 
@@ -58,19 +74,26 @@ export class PaperBroker implements Broker {
   }
 
   async cash(): Promise<number> {
-    return this.book.cash();
+    return toNumber(this.book.cash());
   }
 
   async positions(): Promise<Position[]> {
     return this.book.positions().map((p) => {
-      const price = this.book.price(parseInstrument(p.instrument));
-      return { instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, valueUsd: price === undefined ? undefined : price * p.quantity };
+      const value = this.value(p);
+      return { instrument: p.instrument, quantity: toNumber(p.quantity), costUsd: toNumber(p.costUsd), valueUsd: value === undefined ? undefined : toNumber(value) };
     });
   }
 
+  /** Cash plus each position at the current price (its cost where no price is known), exact, then viewed. */
   async equity(): Promise<number> {
-    const positions = await this.positions();
-    return this.book.cash() + positions.reduce((s, p) => s + (p.valueUsd ?? p.costUsd), 0);
+    let total = this.book.cash();
+    for (const p of this.book.positions()) total = total.plus(this.value(p) ?? p.costUsd);
+    return toNumber(total);
+  }
+
+  private value(p: PaperPosition): Decimal | undefined {
+    const price = this.book.price(parseInstrument(p.instrument));
+    return price === undefined || !Number.isFinite(price) ? undefined : valueAt(p.quantity, price);
   }
 
   private execute(side: 'buy' | 'sell', order: OrderRequest): OrderResult {
@@ -80,32 +103,36 @@ export class PaperBroker implements Broker {
       return { status: 'rejected', reason, code };
     };
     const market = this.book.price(order.instrument);
-    if (market === undefined || !(market > 0)) return reject('no_price', `no price for ${key} at ${new Date(this.book.now()).toISOString()}`);
+    if (market === undefined || !(market > 0) || !Number.isFinite(market)) return reject('no_price', `no price for ${key} at ${new Date(this.book.now()).toISOString()}`);
     const hasQty = order.quantity !== undefined;
     const hasNotional = order.notionalUsd !== undefined;
     if (hasQty === hasNotional) return reject('invalid_order', 'give exactly one of quantity or notionalUsd');
-    const price = market * (1 + ((side === 'buy' ? 1 : -1) * this.slippageBps) / 10_000);
-    const quantity = hasQty ? order.quantity! : order.notionalUsd! / price;
-    if (!Number.isFinite(quantity) || quantity <= 0) return reject('invalid_order', `quantity must be positive, got ${quantity}`);
-    const notional = quantity * price;
-    const fee = (notional * this.feeBps) / 10_000;
-    const held = this.book.position(key) ?? { instrument: key, quantity: 0, costUsd: 0 };
+    const asked = hasQty ? order.quantity : order.notionalUsd;
+    if (typeof asked !== 'number' || !Number.isFinite(asked) || asked <= 0) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} must be a positive number, got ${String(asked)}`);
+    const price = decimal(market)
+      .times(10_000 + (side === 'buy' ? 1 : -1) * this.slippageBps)
+      .div(10_000);
+    const held = this.book.position(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO };
+    // The number a strategy read as its position sells all of it, even where the view rounded.
+    const quantity = !hasQty ? quantityFor(decimal(asked), price) : side === 'sell' && asked === toNumber(held.quantity) ? held.quantity : roundQuantity(decimal(asked));
+    if (quantity.lte(ZERO)) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} ${asked} is less than the smallest quantity the ledger keeps`);
+    const notional = valueAt(quantity, price);
+    const fee = usd(bpsOf(notional, this.feeBps));
     const cash = this.book.cash();
     if (side === 'buy') {
-      if (notional + fee > cash + EPS) {
-        return reject('insufficient_cash', `needs ${(notional + fee).toFixed(2)} USD with fees, cash is ${cash.toFixed(2)} USD`);
-      }
-      this.book.setCash(cash - notional - fee);
-      this.book.setPosition({ instrument: key, quantity: held.quantity + quantity, costUsd: held.costUsd + notional + fee });
+      const total = notional.plus(fee);
+      if (total.gt(cash)) return reject('insufficient_cash', `needs ${total.toFixed(2)} USD with fees, cash is ${cash.toFixed(2)} USD`);
+      this.book.setCash(cash.minus(total));
+      this.book.setPosition({ instrument: key, quantity: held.quantity.plus(quantity), costUsd: held.costUsd.plus(total) });
     } else {
-      if (quantity > held.quantity + EPS) return reject('insufficient_position', `sells ${quantity} of ${key}, holds ${held.quantity}`);
-      const remaining = held.quantity - quantity;
-      this.book.setCash(cash + notional - fee);
-      const costLeft = remaining <= EPS ? 0 : held.costUsd * (remaining / held.quantity);
-      this.book.setPosition({ instrument: key, quantity: remaining <= EPS ? 0 : remaining, costUsd: costLeft });
+      if (quantity.gt(held.quantity)) return reject('insufficient_position', `sells ${quantity.toString()} of ${key}, holds ${held.quantity.toString()}`);
+      const remaining = held.quantity.minus(quantity);
+      this.book.setCash(cash.plus(notional).minus(fee));
+      const costLeft = remaining.eq(ZERO) ? ZERO : usd(held.costUsd.times(remaining).div(held.quantity));
+      this.book.setPosition({ instrument: key, quantity: remaining, costUsd: costLeft });
     }
-    const fill: Fill = { instrument: key, side, quantity, price, feeUsd: fee, at: this.book.now() };
+    const fill: LedgerFill = { instrument: key, side, quantity, price, feeUsd: fee, at: this.book.now() };
     this.book.recordFill(fill);
-    return { status: 'filled', fill };
+    return { status: 'filled', fill: fillView(fill) };
   }
 }

@@ -1,8 +1,8 @@
-import { type Clock, type Logger, StrategyError, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, StrategyError, ZERO, decimal, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { type PaperPosition, type SnapshotStore, failureFields } from '../store/index.ts';
-import { AttemptScope, type Book, type Effects, HandlerContext, type RunnerShared, ScopedMarketData } from './attempt.ts';
-import type { Fill, Rejection } from './broker.ts';
+import { type SnapshotStore, failureFields } from '../store/index.ts';
+import { AttemptScope, type Book, type BookView, type Effects, HandlerContext, type RunnerShared, ScopedMarketData, viewBook } from './attempt.ts';
+import { type Fill, type Rejection, fillView } from './broker.ts';
 import type { StrategyContext } from './define.ts';
 import type { LoadedStrategy } from './loader.ts';
 import type { PaperBrokerOptions } from './paper-broker.ts';
@@ -108,10 +108,9 @@ export class StrategyRuntime {
     await Promise.all(this.runners.map((r) => r.drain()));
   }
 
-  /** A strategy's paper cash and open positions as committed. */
-  book(strategy: string): { cash: number; positions: PaperPosition[] } | undefined {
-    const r = this.runners.find((x) => x.name === strategy);
-    return r && { cash: r.committedBook.cash, positions: [...r.committedBook.positions.values()].filter((p) => p.quantity > 0) };
+  /** A strategy's paper cash and open positions as committed, as numbers (views of the exact ledger). */
+  book(strategy: string): BookView | undefined {
+    return this.runners.find((x) => x.name === strategy)?.committedBookView;
   }
 
   /** Names of the paused strategies. */
@@ -197,6 +196,7 @@ class StrategyRunner {
   /** Committed state per key: a read parses only its key, once; a write of an equal value is no write. */
   private readonly state: CommittedState;
   private book: Book;
+  private bookView: BookView | undefined;
   private wakeUp: (() => void) | undefined;
   /**
    * The last event whose handler changed nothing: its cursor move rides on the next commit
@@ -225,7 +225,7 @@ class StrategyRunner {
     const clock = this.clock;
     this.shared = { strategy: this.name, params: loaded.params, log: this.log, clock, now: { now: () => clock.now() }, data: new ScopedMarketData(market, clock), market, paper: o.paper };
     const t = o.store.strategies;
-    t.openAccount(this.account, o.paper?.initialCash ?? 10_000);
+    t.openAccount(this.account, decimal(o.paper?.initialCash ?? 10_000));
     this.state = new CommittedState([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
     this.book = { cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) };
   }
@@ -244,8 +244,10 @@ class StrategyRunner {
     return this.uncommittedSeq ?? this.events.cursor(this.consumer);
   }
 
-  get committedBook(): Readonly<Book> {
-    return this.book;
+  /** Made once per change of the book: a backtest reads it at every replayed point. */
+  get committedBookView(): BookView {
+    this.bookView ??= viewBook(this.book);
+    return this.bookView;
   }
 
   wake(): void {
@@ -366,7 +368,7 @@ class StrategyRunner {
           for (const [k, v] of result.writes) t.setState(this.name, k, v === undefined ? undefined : JSON.parse(v));
           if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
           for (const key of result.touched) {
-            t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: 0, costUsd: 0 });
+            t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO });
           }
           for (const f of result.fills) t.insertFill({ ...f, account: this.account, eventId: event.id });
           for (const a of result.alerts) t.insertAlert(this.name, event.id, a.message, a.data, a.at);
@@ -375,9 +377,12 @@ class StrategyRunner {
         });
         if (!fromParked) this.uncommittedSeq = undefined;
         this.state.apply(result.writes);
-        this.book = result.book;
+        if (result.book !== this.book) {
+          this.book = result.book;
+          this.bookView = undefined;
+        }
         for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
-        for (const f of result.fills) this.o.onFill?.(this.name, f, event.id);
+        for (const f of result.fills) this.o.onFill?.(this.name, fillView(f), event.id);
         for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
         return true;
       }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Clock } from '../core/index.ts';
 import { systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { type PaperPosition, SnapshotStore } from '../store/index.ts';
+import { SnapshotStore } from '../store/index.ts';
 import { type Fill, type MarketQueries, type PaperBrokerOptions, type Strategy, StrategyRuntime, withParams } from '../strategy/index.ts';
 
 export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
@@ -33,8 +33,9 @@ export interface StrategyRunResult {
   alerts: { message: string; data: unknown }[];
   /** Events whose handler failed every attempt, with the last error. */
   parked: { eventId: string; error: string }[];
+  /** Views of the exact ledger: the nearest doubles to the amounts the broker keeps. */
   cash: number;
-  positions: PaperPosition[];
+  positions: { instrument: string; quantity: number; costUsd: number }[];
 }
 
 /**

@@ -1,0 +1,75 @@
+import Big from 'big.js';
+
+/**
+ * The paper ledger's arithmetic: cash, quantities, costs, fees and fill prices are exact
+ * decimals, and every rounding rule is here, applied once per fill.
+ *
+ * - USD amounts (a fill's notional, its fee, the cost basis left after a partial sell, a
+ *   position's value) are rounded to `USD_DP` decimals (micro-USD), half to even.
+ * - A quantity given by the strategy is rounded to `QUANTITY_DP` decimals, half to even; a
+ *   quantity bought or sold for a notional is rounded down (never more than the notional buys).
+ * - A fill price (the market price moved by slippage) is exact: a price read as a number is
+ *   taken at its shortest decimal form (`0.1` is 0.1, not its binary neighbour).
+ * - Cash and positions then only add and subtract those amounts, exactly.
+ *
+ * Numbers that strategies read are views: the double nearest to the exact amount.
+ */
+export type Decimal = Big;
+
+// A constructor of our own: these settings neither leak into nor come from another user of big.js.
+const D = Big();
+// Only two divisions happen (a notional by a price, a cost by a held share), each rounded by
+// the rules above right after; 60 places keep the quotient exact well past those roundings.
+D.DP = 60;
+D.RM = Big.roundHalfEven;
+// Text never in exponent form: it is stored and compared as written.
+D.NE = -1_000_000;
+D.PE = 1_000_000;
+
+/** Decimals of a USD amount: micro-USD. */
+export const USD_DP = 6;
+/** Decimals of a quantity: 1e-12 units of a 1e5 USD token is 1e-7 USD, below the USD unit. */
+export const QUANTITY_DP = 12;
+
+export const ZERO: Decimal = D(0);
+
+/** A finite number at its shortest decimal form, or decimal text as stored. */
+export function decimal(value: number | string): Decimal {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError(`Expected a finite number, got ${value}`);
+  return D(value);
+}
+
+/** A USD amount at the ledger's unit. */
+export function usd(value: Decimal): Decimal {
+  return value.round(USD_DP, Big.roundHalfEven);
+}
+
+/** A quantity the strategy asked for, at the ledger's scale. */
+export function quantity(value: Decimal): Decimal {
+  return value.round(QUANTITY_DP, Big.roundHalfEven);
+}
+
+/** The quantity `notionalUsd` buys at `price`, rounded down. */
+export function quantityFor(notionalUsd: Decimal, price: Decimal): Decimal {
+  return notionalUsd.div(price).round(QUANTITY_DP, Big.roundDown);
+}
+
+/** `amount` times `bps` basis points, exact. */
+export function bpsOf(amount: Decimal, bps: number): Decimal {
+  return amount.times(decimal(bps)).div(10_000);
+}
+
+/** What `quantity` is worth at `price`: the rule for notionals and position values alike. */
+export function valueAt(quantity: Decimal, price: Decimal | number): Decimal {
+  return usd(quantity.times(typeof price === 'number' ? decimal(price) : price));
+}
+
+/** The view a strategy reads: the double nearest to the exact amount. */
+export function toNumber(value: Decimal): number {
+  return Number(value.toString());
+}
+
+/** Storage form: plain decimal text, no exponent, no trailing zeros. */
+export function toText(value: Decimal): string {
+  return value.toString();
+}

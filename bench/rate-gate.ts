@@ -7,10 +7,9 @@
  * - fixed-window: a server with fixed windows and a limit of 100, a third of what the
  *   client was configured for (basic, 300/500).
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { IndexClient } from '../src/api/index.ts';
 import { demoKey, startSandbox } from '../src/sandbox/index.ts';
+import { startFixedWindowServer } from '../test/helpers/fixed-window-server.ts';
 
 const WINDOW_MS = 2_000;
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 10) * 1_000;
@@ -26,13 +25,14 @@ interface Outcome {
 }
 
 /**
- * Workers call in a loop until `end`, a window boundary, so the last window is a whole one;
- * only responses received by then count (requests still held by the gate do not).
+ * Workers call in a loop until `end`, a window boundary (windows counted from `windowStart`),
+ * so the last window is a whole one; only responses received by then count (requests still
+ * held by the gate do not).
  */
-async function drive(client: IndexClient, call: (c: IndexClient) => Promise<unknown>): Promise<{ ok: number; first: number; end: number }> {
+async function drive(client: IndexClient, call: (c: IndexClient) => Promise<unknown>, windowStart = 0): Promise<{ ok: number; first: number; end: number }> {
   let ok = 0;
   const first = Date.now();
-  const end = Math.ceil((first + DURATION_MS) / WINDOW_MS) * WINDOW_MS;
+  const end = windowStart + Math.ceil((first + DURATION_MS - windowStart) / WINDOW_MS) * WINDOW_MS;
   await Promise.all(
     Array.from({ length: WORKERS }, async () => {
       while (Date.now() < end) {
@@ -58,47 +58,17 @@ async function bucketMode(): Promise<Outcome> {
   }
 }
 
-/** Fixed windows aligned to the epoch, limit 100 each; headers as such servers send them. */
+/** The fixed-window server the shared-budget tests and bench use, limit 100 per window. */
 async function fixedWindowMode(): Promise<Outcome> {
   const LIMIT = 100;
-  const used = new Map<number, number>();
-  let sent = 0;
-  let rateLimited = 0;
-  const body = JSON.stringify({
-    success: true,
-    data: { index_id: 'sindex', as_of: new Date().toISOString(), rebalance_id: null, constituents: [] },
-    meta: { timestamp: new Date().toISOString(), request_id: 'bench' },
-  });
-  const server: Server = createServer((_req, res) => {
-    sent++;
-    const window = Math.floor(Date.now() / WINDOW_MS);
-    const count = (used.get(window) ?? 0) + 1;
-    used.set(window, count);
-    const headers = {
-      'Content-Type': 'application/json',
-      'X-RateLimit-Limit': String(LIMIT),
-      'X-RateLimit-Remaining': String(Math.max(0, LIMIT - count)),
-      'X-RateLimit-Reset': String(((window + 1) * WINDOW_MS) / 1000),
-    };
-    if (count > LIMIT) {
-      rateLimited++;
-      res.writeHead(429, { ...headers, 'Retry-After': '1' });
-      res.end(JSON.stringify({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'slow down' }, meta: {} }));
-      return;
-    }
-    res.writeHead(200, headers);
-    res.end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = await startFixedWindowServer({ limit: LIMIT, windowMs: WINDOW_MS });
   try {
-    const { port } = server.address() as AddressInfo;
-    const client = new IndexClient({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'bench-key', tier: 'basic', windowMs: WINDOW_MS });
-    const { ok, first, end } = await drive(client, (c) => c.getComposition('sindex'));
-    const windows = end / WINDOW_MS - Math.floor(first / WINDOW_MS);
-    return { mode: 'fixed windows (limit 100 < configured 300)', sent, rateLimited, ok, allowed: windows * LIMIT, seconds: (end - first) / 1000 };
+    const client = new IndexClient({ baseUrl: server.baseUrl, apiKey: 'bench-key', tier: 'basic', windowMs: WINDOW_MS });
+    const { ok, first, end } = await drive(client, (c) => c.getComposition('sindex'), server.windowStart);
+    const windows = server.windowOf(end) - server.windowOf(first);
+    return { mode: 'fixed windows (limit 100 < configured 300)', sent: server.sent(), rateLimited: server.rateLimited(), ok, allowed: windows * LIMIT, seconds: (end - first) / 1000 };
   } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
   }
 }
 

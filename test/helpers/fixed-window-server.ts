@@ -14,6 +14,8 @@ export interface FixedWindowServerOptions {
 
 export interface FixedWindowServer {
   baseUrl: string;
+  /** Local time window 0 began (a whole second). */
+  windowStart: number;
   /** Requests received per window, by window number (0 = the one the server started in). */
   perWindow(): number[];
   /** Window number of a local time. */
@@ -26,8 +28,9 @@ export interface FixedWindowServer {
 }
 
 /**
- * A server with fixed windows counted from the second it started in, answering a composition to every GET; past the limit, a 429 with the
- * reset, as such servers send it.
+ * A server with fixed windows counted from the second it started in, answering a composition
+ * to every GET; past the limit, a 429 with the reset, as such servers send it. The tests and
+ * both rate benchmarks (bench/rate-gate.ts, bench/shared-gate.ts) use this one server.
  */
 export async function startFixedWindowServer(options: FixedWindowServerOptions): Promise<FixedWindowServer> {
   const { limit, windowMs, omitHeaders = () => false } = options;
@@ -65,6 +68,7 @@ export async function startFixedWindowServer(options: FixedWindowServerOptions):
   const dense = (a: number[]) => Array.from({ length: a.length }, (_, i) => a[i] ?? 0);
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    windowStart: start,
     perWindow: () => dense(used),
     windowOf,
     sent: () => used.reduce((a, b) => a + (b ?? 0), 0),

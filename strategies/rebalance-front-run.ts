@@ -41,9 +41,14 @@ function hold(ctx: StrategyContext<z.output<typeof params>>, h: Holding): void {
   if (next === undefined || h.sellAfter < next) ctx.state.set(NEXT_SELL_AT, h.sellAfter);
 }
 
-async function sellDue(ctx: StrategyContext<z.output<typeof params>>): Promise<void> {
+/** Whether a holding is due for sale: most events find none, and their handler returns at once, without a promise. */
+function anyDue(ctx: StrategyContext<z.output<typeof params>>): boolean {
   const next = ctx.state.get<number>(NEXT_SELL_AT);
-  if (next === undefined || next > ctx.clock.now()) return;
+  return next !== undefined && next <= ctx.clock.now();
+}
+
+async function sellDue(ctx: StrategyContext<z.output<typeof params>>): Promise<void> {
+  if (!anyDue(ctx)) return;
   let earliest: number | undefined;
   for (const key of ctx.state.keys()) {
     if (!key.startsWith(HOLDING)) continue;
@@ -88,7 +93,7 @@ export default defineStrategy({
         });
       }
     },
-    'rebalance.completed': async (_event, ctx) => sellDue(ctx),
-    'performance.updated': async (_event, ctx) => sellDue(ctx),
+    'rebalance.completed': (_event, ctx) => (anyDue(ctx) ? sellDue(ctx) : undefined),
+    'performance.updated': (_event, ctx) => (anyDue(ctx) ? sellDue(ctx) : undefined),
   },
 });

@@ -340,29 +340,30 @@ class StrategyRunner {
 
   /**
    * Tries the handler up to maxAttempts; commits its effects with the cursor, or parks the
-   * event. A first attempt that returned at once and did nothing to commit is settled here
-   * without a promise: that is most events of a backtest.
+   * event. A first attempt that did nothing to commit is settled here: without a promise
+   * when the handler returned at once, and in the handler's own promise's callback when it
+   * is async (most events of a backtest either way).
    */
   private deliver(event: IndexbotEvent): true | Promise<boolean> {
     const first = this.attempt(event);
-    if (!isThenable(first) && first.ok && isNoEffect(first)) {
-      this.uncommittedSeq = event.seq;
-      for (const r of first.rejects) this.o.onReject?.(this.name, r, event.id);
-      return true;
-    }
-    return this.retryDeliver(event, false, first);
+    if (isThenable(first)) return first.then((r) => this.settledWithoutEffect(event, r) || this.retryDeliver(event, false, r));
+    return this.settledWithoutEffect(event, first) || this.retryDeliver(event, false, first);
   }
 
-  private async retryDeliver(event: IndexbotEvent, fromParked: boolean, first?: AttemptResult | Promise<AttemptResult>): Promise<boolean> {
+  /** A first attempt that returned and changed nothing: only its cursor move, which rides on the next commit. */
+  private settledWithoutEffect(event: IndexbotEvent, first: AttemptResult): boolean {
+    if (!first.ok || !isNoEffect(first)) return false;
+    this.uncommittedSeq = event.seq;
+    for (const r of first.rejects) this.o.onReject?.(this.name, r, event.id);
+    return true;
+  }
+
+  private async retryDeliver(event: IndexbotEvent, fromParked: boolean, first?: AttemptResult): Promise<boolean> {
     let lastError = '';
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const result = attempt === 1 && first !== undefined ? await first : await this.attempt(event);
+      const result = attempt === 1 && first !== undefined ? first : await this.attempt(event);
       if (result.ok) {
-        if (isNoEffect(result) && !fromParked) {
-          this.uncommittedSeq = event.seq;
-          for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
-          return true;
-        }
+        if (!fromParked && this.settledWithoutEffect(event, result)) return true;
         this.o.store.transaction(() => {
           const t = this.o.store.strategies;
           for (const [k, v] of result.writes) t.setState(this.name, k, v === undefined ? undefined : JSON.parse(v));

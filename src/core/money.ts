@@ -49,9 +49,18 @@ export function quantity(value: Decimal): Decimal {
   return value.round(QUANTITY_DP, Big.roundHalfEven);
 }
 
+// The quotient of a notional by a price, computed to QUANTITY_DP places and cut there (the
+// exact quotient rounded down): a division to D's 60 places took about 0.1 ms, most of a
+// backtest's time in a strategy that trades often.
+const QuantityFloor = Big();
+QuantityFloor.DP = QUANTITY_DP;
+QuantityFloor.RM = Big.roundDown;
+QuantityFloor.NE = D.NE;
+QuantityFloor.PE = D.PE;
+
 /** The quantity `notionalUsd` buys at `price`, rounded down. */
 export function quantityFor(notionalUsd: Decimal, price: Decimal): Decimal {
-  return notionalUsd.div(price).round(QUANTITY_DP, Big.roundDown);
+  return D(QuantityFloor(notionalUsd).div(price));
 }
 
 /** `amount` times `bps` basis points, exact. */

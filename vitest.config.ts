@@ -16,6 +16,10 @@ export default defineConfig({
     // two cores; what they claim about time (within two poll intervals, say) they assert
     // themselves, so the runner's limit is only a guard against a hang.
     testTimeout: 60_000,
+    // Vitest's default on two cores is one worker, so the suite ran file after file while most
+    // of its time is end-to-end tests waiting on polls and child processes: three share the
+    // cores without starving each other.
+    maxWorkers: 3,
     hookTimeout: 60_000,
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
   },

@@ -9,15 +9,26 @@ describe('indexbot status --check', () => {
   it('exits 0 while the heartbeat is fresh and 1 once it is stale', () => {
     const db = tempDbPath();
     const store = SnapshotStore.open(db);
+    const lastPoll = Date.now() - 120_000;
     store.recordJobRun('composition:sindex', Date.now() - 3_600_000);
-    store.recordJobRun('rebalancing:sindex', Date.now() - 120_000);
+    store.recordJobRun('rebalancing:sindex', lastPoll);
     store.close();
+    // The age printed is the newest poll's, in whole seconds as of each check's own start.
+    const ageWithin = (out: string, before: number) => {
+      const age = Number(/last successful poll (\d+)s ago/.exec(out)?.[1]);
+      expect(age).toBeGreaterThanOrEqual(Math.floor((before - lastPoll) / 1000));
+      expect(age).toBeLessThanOrEqual(Math.ceil((Date.now() - lastPoll) / 1000));
+    };
+    let before = Date.now();
     const stale = check(db, 60);
     expect(stale.status).toBe(1);
-    expect(stale.stdout).toMatch(/^stale: last successful poll 1[12]\ds ago \(limit 60s\)/);
+    expect(stale.stdout).toMatch(/^stale: last successful poll \d+s ago \(limit 60s\)/);
+    ageWithin(stale.stdout, before);
+    before = Date.now();
     const fresh = check(db, 300);
     expect(fresh.status).toBe(0);
-    expect(fresh.stdout).toMatch(/^ok: last successful poll 1[12]\ds ago/);
+    expect(fresh.stdout).toMatch(/^ok: last successful poll \d+s ago/);
+    ageWithin(fresh.stdout, before);
   });
 
   it('is stale before the first successful poll', () => {

@@ -78,7 +78,9 @@ describe('kill -9 at random points', () => {
     expect(keys.filter((k) => k.startsWith('strategy.alert:')).length).toBeGreaterThan(0);
     expect(undelivered()).toBe(0);
     expect(readDb(db, (d) => d.pragma('integrity_check', { simple: true }))).toBe('ok');
-  }, 60_000);
+    // Six daemon starts and the settling waits follow progress; on a busy 2-core machine each
+    // start alone can take several seconds, so the limit only guards against a hang.
+  }, 240_000);
 });
 
 function completions(db: string, rebalanceId: string): number {

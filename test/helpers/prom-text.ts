@@ -51,8 +51,11 @@ export function parsePrometheusText(text: string): Map<string, PromFamily> {
       const [, name, rawLabels, rawValue] = m as unknown as [string, string, string | undefined, string];
       if (!current || !SUFFIXES[current.type]!.some((s) => `${current!.name}${s}` === name)) throw new Error(`sample outside its family, ${at}`);
       const labels = parseLabels(rawLabels ?? '', at);
-      const value = rawValue === '+Inf' ? Number.POSITIVE_INFINITY : rawValue === '-Inf' ? Number.NEGATIVE_INFINITY : rawValue === 'NaN' ? Number.NaN : Number(rawValue);
-      if (Number.isNaN(value) && rawValue !== 'NaN') throw new Error(`bad value, ${at}`);
+      // Prometheus reads values with Go's ParseFloat, which takes NaN in any case; prom-client
+      // writes `Nan` (the event-loop lag mean before its first sample).
+      const isNaN = /^nan$/i.test(rawValue);
+      const value = rawValue === '+Inf' ? Number.POSITIVE_INFINITY : rawValue === '-Inf' ? Number.NEGATIVE_INFINITY : isNaN ? Number.NaN : Number(rawValue);
+      if (Number.isNaN(value) && !isNaN) throw new Error(`bad value, ${at}`);
       const key = `${name}{${Object.entries(labels)
         .sort()
         .map(([k, v]) => `${k}=${v}`)

@@ -115,6 +115,7 @@ describe('Telegram commands against a fake Bot API', () => {
     expect(await bot.reply(n++)).toBe('commands: /status, /strategies, /pause NAME, /resume NAME, /parked, /retry NAME');
     expect(bot.sent.every((m) => m.chat_id === CHAT)).toBe(true);
     // Each update is confirmed: getUpdates asks past the last one seen.
+    await waitFor('the last update confirmed', () => Math.max(...bot.offsets) >= 11);
     expect(Math.max(...bot.offsets)).toBe(11);
   });
 

@@ -206,7 +206,6 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const navCloses = [...navs].filter(([, c]) => c.started).map(([indexId, c]) => ({ indexId, points: c.finish((t) => ({ t, value: market.navAt(indexId)!.nav })) }));
 
     const parked = ledger.strategies.parked(name);
-    const canonicalFills = JSON.stringify(fills);
     return {
       runId,
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
@@ -217,7 +216,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       fills,
       rejections,
       openPositions: runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null })),
-      fillsHash: createHash('sha256').update(canonicalFills).digest('hex'),
+      fillsHash: hashOfJson(fills),
       eventCounts: log.counts(),
       alerts,
       parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
@@ -267,4 +266,11 @@ function valueBook(book: { cash: number; positions: { instrument: string; quanti
   }
   const value = book.cash + invested;
   return { t, value, exposure: value > 0 ? invested / value : 0 };
+}
+
+/** The SHA-256 of `JSON.stringify(items)`, fed item by item: a long trade list is never one string. */
+function hashOfJson(items: readonly unknown[]): string {
+  const hash = createHash('sha256').update('[');
+  for (const [i, item] of items.entries()) hash.update(i === 0 ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
+  return hash.update(']').digest('hex');
 }

@@ -53,9 +53,9 @@ export function parsePrometheusText(text: string): Map<string, PromFamily> {
       const labels = parseLabels(rawLabels ?? '', at);
       // Prometheus reads values with Go's ParseFloat, which takes NaN in any case; prom-client
       // writes `Nan` (the event-loop lag mean before its first sample).
-      const isNaN = /^nan$/i.test(rawValue);
-      const value = rawValue === '+Inf' ? Number.POSITIVE_INFINITY : rawValue === '-Inf' ? Number.NEGATIVE_INFINITY : isNaN ? Number.NaN : Number(rawValue);
-      if (Number.isNaN(value) && !isNaN) throw new Error(`bad value, ${at}`);
+      const notANumber = /^nan$/i.test(rawValue);
+      const value = rawValue === '+Inf' ? Number.POSITIVE_INFINITY : rawValue === '-Inf' ? Number.NEGATIVE_INFINITY : notANumber ? Number.NaN : Number(rawValue);
+      if (Number.isNaN(value) && !notANumber) throw new Error(`bad value, ${at}`);
       const key = `${name}{${Object.entries(labels)
         .sort()
         .map(([k, v]) => `${k}=${v}`)

@@ -10,10 +10,11 @@
  *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * ARGV    op (take | observe | beat), process id, limit, burst, window ms, then per op:
- *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint
+ *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint, tokens wanted
  *         observe: server limit, remaining, take seq, reset in ms, server model, pause ms
- * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1}
- *         and for `beat` the process ids after that.
+ * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1},
+ *         for `take` then {tokens granted (seqs seq-granted+1 .. seq), ms they stay valid}, and
+ *         for `beat` the process ids.
  */
 export const BUDGET_SCRIPT = `
 local t = redis.call('TIME')
@@ -50,8 +51,13 @@ tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
 if wreset and now >= wreset then wrem = nil; wreset = nil end
 
 local wait = 0
+local granted = 0
+local leaseMs = 0
 if op == 'take' then
   local prio = tonumber(ARGV[6]) or 1
+  -- Low priority leaves a reserve, so high priority work of any process finds a token.
+  local need = 1
+  if prio < 1 then need = 1 + math.max(1, math.floor(burst / 10)) end
   if paused > now then
     wait = paused - now
   elseif wrem and wrem <= 0 then
@@ -61,9 +67,6 @@ if op == 'take' then
   elseif prio < 1 and hold1 > now then
     wait = hold1 - now
   else
-    -- Low priority leaves a reserve, so high priority work of any process finds a token.
-    local need = 1
-    if prio < 1 then need = 1 + math.max(1, math.floor(burst / 10)) end
     if tokens < need then wait = math.ceil((need - tokens) / rate) end
   end
   if wait > 0 then
@@ -72,9 +75,16 @@ if op == 'take' then
     if prio == 2 then hold2 = math.max(hold2, now + wait + 250) end
     if prio == 1 then hold1 = math.max(hold1, now + wait + 250) end
   else
-    tokens = tokens - 1
-    seq = seq + 1
+    -- A process with more work queued may take more than one token per call, from what is
+    -- left above the reserve this priority must leave. Not in a fixed window: a token taken
+    -- near its end and sent after it would count in the next one.
+    granted = 1
+    if not wrem then granted = math.max(1, math.min(math.floor(tonumber(ARGV[9]) or 1), 1 + math.floor(tokens - need))) end
+    tokens = tokens - granted
+    seq = seq + granted
     if wrem then wrem = wrem - 1 end
+    -- Unused ones lapse soon.
+    leaseMs = 250
   end
 elseif op == 'observe' then
   local serverLimit = tonumber(ARGV[6])
@@ -119,7 +129,10 @@ redis.call('ZADD', KEYS[2], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
 redis.call('PEXPIRE', KEYS[2], ttl)
 local out = { wait, seq, limit, burst, math.floor(tokens * 1000), redis.call('ZCARD', KEYS[2]), math.max(0, paused - now), wrem or -1 }
-if op == 'beat' then
+if op == 'take' then
+  table.insert(out, granted)
+  table.insert(out, leaseMs)
+elseif op == 'beat' then
   for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do table.insert(out, id) end
 end
 return out

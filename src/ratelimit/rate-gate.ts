@@ -266,7 +266,16 @@ export class RateGate {
   private localView() {
     const now = this.clock.now();
     const window = this.estimatedRemaining !== undefined && this.resetAt !== undefined && this.resetAt > now && this.serverModel !== 'bucket';
-    return { limit: this.limit, burst: this.burst, windowMs: this.windowMs, remaining: this.estimatedRemaining, resetInMs: window ? this.resetAt! - now : undefined };
+    return {
+      limit: this.limit,
+      burst: this.burst,
+      windowMs: this.windowMs,
+      remaining: this.estimatedRemaining,
+      resetInMs: window ? this.resetAt! - now : undefined,
+      // Tokens taken ahead only where the server refills continuously: in a fixed window one
+      // taken near its end and sent after it counts in the next.
+      waiting: this.serverModel === 'bucket' ? this.admission.size : 0,
+    };
   }
 
   /** Passes on what a response said; every process's gate learns it from the shared budget. */

@@ -7,6 +7,8 @@ import type { Priority } from './rate-gate.ts';
 import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
 
 const PRIORITY_ARG: Record<Priority, number> = { low: 0, normal: 1, high: 2 };
+/** Most tokens one script call takes for a process with work queued. */
+const MAX_LEASE = 16;
 
 export interface RedisBudgetsOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://…`. */
@@ -125,6 +127,8 @@ class RedisSharedBudget implements SharedBudget {
   private processes: string[] = [];
   /** The gate's view at its last take: the limits observations and heartbeats are sent with. */
   private view: LocalView | undefined;
+  /** Tokens taken by the last call beyond its own, for the work queued behind it (seqs from `nextSeq`). */
+  private lease: { count: number; nextSeq: number; until: number; priority: number } | undefined;
   /** The local fallback's bucket, at 1/share of the budget. */
   private local = { tokens: 0, at: 0, share: 2 };
 
@@ -148,14 +152,44 @@ class RedisSharedBudget implements SharedBudget {
       this.probe(view);
       return this.takeLocally(view);
     }
+    const leased = this.fromLease(priority);
+    if (leased) return leased;
     try {
-      const reply = await this.command(...this.keys, 'take', this.owner.processId, ...limits(view), PRIORITY_ARG[priority], view.remaining ?? '', view.resetInMs ?? '');
+      const want = Math.min(this.maxLease(view), 1 + (view.waiting ?? 0));
+      // The lease runs from when it was asked for: the reply's way back is not added to it.
+      const askedAt = this.clock.now();
+      const reply = await this.command(...this.keys, 'take', this.owner.processId, ...limits(view), PRIORITY_ARG[priority], view.remaining ?? '', view.resetInMs ?? '', want);
       const [waitMs, seq] = this.absorb(reply);
-      return { waitMs, seq: waitMs === 0 ? seq : undefined };
+      if (waitMs > 0) return { waitMs, seq: undefined };
+      const granted = Math.max(1, Number(reply[8] ?? 1));
+      const first = seq - granted + 1;
+      if (granted > 1) this.lease = { count: granted - 1, nextSeq: first + 1, until: askedAt + Number(reply[9] ?? 0), priority: PRIORITY_ARG[priority] };
+      return { waitMs: 0, seq: first };
     } catch (e) {
       this.fallBack(e, view);
       return this.takeLocally(view);
     }
+  }
+
+  /**
+   * One of the tokens the last call took beyond its own, while they are valid and for work of
+   * the priority they were taken at or higher (lower priority asks Redis, which may hold it back).
+   */
+  private fromLease(priority: Priority): SharedTake | undefined {
+    const lease = this.lease;
+    if (!lease) return undefined;
+    if (lease.count <= 0 || this.clock.now() >= lease.until) {
+      this.lease = undefined;
+      return undefined;
+    }
+    if (PRIORITY_ARG[priority] < lease.priority) return undefined;
+    lease.count--;
+    return { waitMs: 0, seq: lease.nextSeq++ };
+  }
+
+  /** Most tokens one call takes: a tenth of the burst, so no process holds much of a budget others wait for. */
+  private maxLease(view: LocalView): number {
+    return Math.max(1, Math.min(MAX_LEASE, Math.floor(Math.min(view.burst, this.last?.burst ?? view.burst) / 10)));
   }
 
   observe(o: SharedObservation): void {

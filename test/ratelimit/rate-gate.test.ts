@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/index.ts';
-import { type Permit, RateGate, type RateGateOptions } from '../../src/ratelimit/index.ts';
+import { type LocalView, type Permit, RateGate, type RateGateOptions, type SharedBudget } from '../../src/ratelimit/index.ts';
 
 const WINDOW = 1_000;
 
@@ -266,5 +266,37 @@ describe('RateGate', () => {
     const waiting = g.acquire('normal', controller.signal);
     controller.abort(new Error('shutting down'));
     await expect(waiting).rejects.toThrow('shutting down');
+  });
+});
+
+describe('RateGate with a shared budget', () => {
+  it('tells the shared budget how much work waits behind a take only when the server is a token bucket', async () => {
+    const waitingSeen = async (serverModel: 'bucket' | 'window') => {
+      const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));
+      const views: LocalView[] = [];
+      const shared: SharedBudget = {
+        take: async (_priority, view) => {
+          views.push(view);
+          return { waitMs: 0, seq: views.length };
+        },
+        observe: () => {},
+        state: () => ({ mode: 'shared', limit: 100, burst: 100, tokens: 100, processes: [], share: 2 }),
+      };
+      const gate = new RateGate({
+        limit: 100,
+        burst: 100,
+        windowMs: 60_000,
+        clock,
+        shared,
+        seed: { limit: 100, remaining: 100, resetAt: serverModel === 'window' ? clock.now() + 30_000 : undefined, pausedUntil: undefined, serverModel, at: clock.now() },
+      });
+      // Each request answered at once, with the headers that tell the gate it is informed.
+      const headers = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '90' };
+      await Promise.all(Array.from({ length: 5 }, () => gate.acquire('normal').then((p) => gate.release(p, { status: 200, headers }))));
+      return views.map((v) => v.waiting);
+    };
+    // The requests queued behind each take (the first one starts before the others are queued).
+    expect(await waitingSeen('bucket')).toEqual([0, 3, 2, 1, 0]);
+    expect(await waitingSeen('window')).toEqual([0, 0, 0, 0, 0]);
   });
 });

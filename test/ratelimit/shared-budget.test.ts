@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/index.ts';
 import { type LocalView, RedisBudgets, budgetKeys, credentialDigest, redactRedisUrl } from '../../src/ratelimit/index.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 
@@ -79,6 +80,60 @@ describe('RedisBudgets (against a real redis-server)', () => {
     await new Promise((r) => setTimeout(r, waiting.waitMs + 10));
     expect((await backfill.take('low', v)).waitMs).toBeGreaterThan(0);
     expect((await live.take('high', v)).waitMs).toBe(0);
+  });
+
+  it('a process with work queued takes several tokens in one call: numbered, its own, for its priority or higher, lapsing soon', async () => {
+    const digest = freshDigest();
+    const clock = new ManualClock(Date.now());
+    const a = (await proc('lease-a', { clock })).budget(digest, 'key:a');
+    const b = (await proc('lease-b')).budget(digest, 'key:b');
+    const v = view({ limit: 60, burst: 40 }); // one token a second: nothing refills meanwhile to speak of
+    const admin = new Redis(redis.url);
+    const seqInRedis = async () => Number(await admin.hget(budgetKeys(digest)[0], 'seq'));
+    try {
+      // Four queued behind it: five tokens in one call (at most a tenth of the burst: 4).
+      const first = await a.take('normal', { ...v, waiting: 4 });
+      expect(first).toEqual({ waitMs: 0, seq: 1 });
+      expect(await seqInRedis()).toBe(4);
+      // Lower priority does not spend them; the same or higher does, without asking Redis.
+      expect((await a.take('low', v)).seq).toBe(5);
+      expect(await seqInRedis()).toBe(5);
+      expect(await a.take('high', v)).toEqual({ waitMs: 0, seq: 2 });
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
+      expect(await seqInRedis()).toBe(5);
+      // Another process never gets them: it takes the next seq from Redis.
+      expect((await b.take('normal', v)).seq).toBe(6);
+      // Unused past 250 ms, the last one lapses: the next take asks Redis again.
+      await clock.advance(300);
+      expect((await a.take('normal', v)).seq).toBe(7);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('takes one token at a time in a fixed window, and never what low priority must leave in reserve', async () => {
+    const digest = freshDigest();
+    const a = (await proc('lease-w')).budget(digest, 'key:w');
+    const admin = new Redis(redis.url);
+    // The server said 3 remain in a window that resets in 5 s.
+    const v = view({ limit: 600, burst: 200, remaining: 3, resetInMs: 5_000 });
+    try {
+      for (const seq of [1, 2, 3]) {
+        expect(await a.take('normal', { ...v, waiting: 50 })).toEqual({ waitMs: 0, seq });
+        expect(Number(await admin.hget(budgetKeys(digest)[0], 'seq'))).toBe(seq);
+      }
+      expect((await a.take('normal', v)).waitMs).toBeGreaterThan(4_000);
+    } finally {
+      admin.disconnect();
+    }
+
+    const low = (await proc('lease-low')).budget(freshDigest(), 'key:l');
+    // Burst 30: low leaves a reserve of 3 of them (a last call granting all it asked for would leave 1).
+    const lv = view({ limit: 60, burst: 30 });
+    let taken = 0;
+    for (let i = 0; i < 40; i++) if ((await low.take('low', { ...lv, waiting: 40 })).waitMs === 0) taken++;
+    expect(taken).toBeGreaterThanOrEqual(27);
+    expect(taken).toBeLessThanOrEqual(28);
   });
 
   it('keys carry a hash tag and a digest, never the credential', async () => {

@@ -63,9 +63,30 @@ export function quantityFor(notionalUsd: Decimal, price: Decimal): Decimal {
   return D(QuantityFloor(notionalUsd).div(price));
 }
 
+// One basis point: multiplying by it is exact, where a division by 10,000 would run to D's 60 places.
+const BPS = D('0.0001');
+
 /** `amount` times `bps` basis points, exact. */
 export function bpsOf(amount: Decimal, bps: number): Decimal {
-  return amount.times(decimal(bps)).div(10_000);
+  return amount.times(decimal(bps)).times(BPS);
+}
+
+/** `price` moved by `bps` basis points (negative: down), exact. */
+export function movedByBps(price: Decimal, bps: number): Decimal {
+  return price.times(decimal(10_000 + bps)).times(BPS);
+}
+
+// The USD share of a cost, divided straight to USD_DP places, half to even (big.js rounds a
+// quotient as the exact one would be): no 60-place division.
+const UsdQuotient = Big();
+UsdQuotient.DP = USD_DP;
+UsdQuotient.RM = Big.roundHalfEven;
+UsdQuotient.NE = D.NE;
+UsdQuotient.PE = D.PE;
+
+/** The part of `amountUsd` that `part` of `whole` carries, at the USD unit: the cost basis left after a partial sale. */
+export function usdShare(amountUsd: Decimal, part: Decimal, whole: Decimal): Decimal {
+  return D(UsdQuotient(amountUsd.times(part)).div(whole));
 }
 
 /** What `quantity` is worth at `price`: the rule for notionals and position values alike. */

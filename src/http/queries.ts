@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, toNumber, usd, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, toNumber, usdShare, valueAt } from '../core/index.ts';
 import type { EventType, IndexbotEvent } from '../detect/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { parseInstrument } from '../strategy/index.ts';
@@ -121,7 +121,7 @@ export function equityCurve(store: SnapshotStore, strategy: string, end: number,
       } else {
         cash = cash.plus(notional).minus(f.feeUsd);
         const left = p.quantity.minus(f.quantity);
-        held.set(f.instrument, { quantity: left, costUsd: p.quantity.gt(ZERO) ? usd(p.costUsd.times(left).div(p.quantity)) : ZERO });
+        held.set(f.instrument, { quantity: left, costUsd: p.quantity.gt(ZERO) ? usdShare(p.costUsd, left, p.quantity) : ZERO });
       }
     }
     let value = cash;

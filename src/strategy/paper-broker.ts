@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, bpsOf, decimal, quantityFor, quantity as roundQuantity, toNumber, usd, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, bpsOf, decimal, movedByBps, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
 import {
   type Broker,
@@ -109,9 +109,7 @@ export class PaperBroker implements Broker {
     if (hasQty === hasNotional) return reject('invalid_order', 'give exactly one of quantity or notionalUsd');
     const asked = hasQty ? order.quantity : order.notionalUsd;
     if (typeof asked !== 'number' || !Number.isFinite(asked) || asked <= 0) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} must be a positive number, got ${String(asked)}`);
-    const price = decimal(market)
-      .times(10_000 + (side === 'buy' ? 1 : -1) * this.slippageBps)
-      .div(10_000);
+    const price = movedByBps(decimal(market), side === 'buy' ? this.slippageBps : -this.slippageBps);
     const held = this.book.position(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO };
     // The number a strategy read as its position sells all of it, even where the view rounded.
     const quantity = !hasQty ? quantityFor(decimal(asked), price) : side === 'sell' && asked === toNumber(held.quantity) ? held.quantity : roundQuantity(decimal(asked));
@@ -128,7 +126,7 @@ export class PaperBroker implements Broker {
       if (quantity.gt(held.quantity)) return reject('insufficient_position', `sells ${quantity.toString()} of ${key}, holds ${held.quantity.toString()}`);
       const remaining = held.quantity.minus(quantity);
       this.book.setCash(cash.plus(notional).minus(fee));
-      const costLeft = remaining.eq(ZERO) ? ZERO : usd(held.costUsd.times(remaining).div(held.quantity));
+      const costLeft = remaining.eq(ZERO) ? ZERO : usdShare(held.costUsd, remaining, held.quantity);
       this.book.setPosition({ instrument: key, quantity: remaining, costUsd: costLeft });
     }
     const fill: LedgerFill = { instrument: key, side, quantity, price, feeUsd: fee, at: this.book.now() };

@@ -35,7 +35,9 @@ describe('kill -9 at random points', () => {
       const daemon = spawnDaemon(['--config', config], env);
       await waitFor('the daemon polling', () => /indexbot running/.test(daemon.output()), 20_000, 50);
       const index = INDEXES[round % INDEXES.length]!;
-      const rb = (await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 4 })).json.data;
+      // Announced long enough that a restart on a busy machine still polls it announced (a phase
+      // wholly inside a blackout yields only its completion, as the README says).
+      const rb = (await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 15 })).json.data;
       triggered.push({ id: rb.id, index, effectiveAt: Date.parse(rb.effective_at) });
       await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 2_500)));
       daemon.child.kill('SIGKILL');

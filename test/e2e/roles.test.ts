@@ -51,7 +51,9 @@ describe('one collector, two strategy runners, over a Redis Stream', () => {
     try {
       for (const victim of order) {
         const index = INDEXES[triggered.length % INDEXES.length]!;
-        triggered.push((await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 3 })).json.data.id);
+        // Announced long enough to outlast a kill and a slow restart of the collector (a phase
+        // wholly inside a blackout yields only its completion, as the README says).
+        triggered.push((await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 15 })).json.data.id);
         await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 2_000)));
         running[victim].child.kill('SIGKILL');
         await running[victim].exited;

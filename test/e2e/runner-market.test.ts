@@ -108,7 +108,8 @@ describe('a strategies runner has the collector’s market data', () => {
         const collector = collectorAt(collectorDb, seq);
         try {
           const address = fill.instrument.replace(/^token:/, '');
-          expect(fill.price).toBe(collector.tokenPriceAt(address, fill.at)?.priceUsd);
+          // The ledger stores a price as decimal text, the shortest form of the double it was.
+          expect(Number(fill.price)).toBe(collector.tokenPriceAt(address, fill.at)?.priceUsd);
         } finally {
           collector.close();
         }

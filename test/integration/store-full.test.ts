@@ -22,6 +22,8 @@ import { tempDbPath } from '../helpers/temp-db.ts';
  */
 function fillDisk(store: SnapshotStore): () => void {
   const db = (store as unknown as { db: Database.Database }).db;
+  // Migrations that rebuild a table leave free pages in a new file; a full disk has none to reuse.
+  db.exec('VACUUM');
   db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
   return () => db.pragma('max_page_count = 1073741823');
 }

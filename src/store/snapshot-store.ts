@@ -26,15 +26,9 @@ export interface SnapshotInput {
 }
 
 /** An accepted snapshot as stored, with its place in the event log. */
-export interface StoredSnapshot {
+export interface StoredSnapshot extends Omit<SnapshotInput, 'status' | 'error'> {
   id: number;
-  endpoint: string;
-  indexId: string | null;
-  fetchedAt: number;
-  asOf: number | null;
-  hash: string;
-  /** The JSON text as received. */
-  raw: string;
+  /** The event log's last seq when it was stored. */
   afterSeq: number;
 }
 

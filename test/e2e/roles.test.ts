@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 as rng } from '../../src/core/index.ts';
 import { type DaemonProcess, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
-import { type TestRedis, startRedis } from '../helpers/redis.ts';
-import { control, testSandbox } from '../helpers/sandbox.ts';
+import { liveSandboxWithRedis } from '../helpers/live-roles.ts';
+import { control } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const INDEXES = ['dindex', 'mindex'];
 
-let sb: Sandbox;
-let redis: TestRedis;
-beforeAll(async () => {
-  sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-  await sb?.close();
-});
+const live = liveSandboxWithRedis();
 
 /** The ids the counting strategy saw, in order, from a runner's own database. */
 const seenBy = (db: string) =>
@@ -30,10 +20,10 @@ const rebalanceEventIds = (db: string) => readDb(db, (d) => (d.prepare("SELECT i
 describe('one collector, two strategy runners, over a Redis Stream', () => {
   it('every rebalance reaches each runner’s counting strategy exactly once across SIGKILLs of each', async () => {
     const collectorDb = tempDbPath();
-    const collectorConfig = sandboxConfig(sb, collectorDb, { indexes: INDEXES, intervals: { rebalancing: 1, composition: 1, performance: 5, indexes: 5, tokens: 5 } });
+    const collectorConfig = sandboxConfig(live.sb, collectorDb, { indexes: INDEXES, intervals: { rebalancing: 1, composition: 1, performance: 5, indexes: 5, tokens: 5 } });
     const runnerDbs = [tempDbPath(), tempDbPath()];
     const runnerConfigs = runnerDbs.map((db) => sandboxConfig({ baseUrl: 'http://127.0.0.1:1/v1' }, db, { strategies: { dir: 'test/fixtures/strategies/counting' } }));
-    const env = { INDEXBOT_API_KEY: sb.keys.premium, INDEXBOT_EVENTS_URL: redis.url };
+    const env = { INDEXBOT_API_KEY: live.sb.keys.premium, INDEXBOT_EVENTS_URL: live.redis.url };
     const start = {
       collector: () => spawnDaemon(['--config', collectorConfig, '--role', 'collector'], env),
       runner0: () => spawnDaemon(['--config', runnerConfigs[0]!, '--role', 'strategies', '--group', 'runner-0'], env),
@@ -53,7 +43,7 @@ describe('one collector, two strategy runners, over a Redis Stream', () => {
         const index = INDEXES[triggered.length % INDEXES.length]!;
         // Announced long enough to outlast a kill and a slow restart of the collector (a phase
         // wholly inside a blackout yields only its completion, as the README says).
-        triggered.push((await control(sb, '/rebalance', { index_id: index, effective_in_seconds: 15 })).json.data.id);
+        triggered.push((await control(live.sb, '/rebalance', { index_id: index, effective_in_seconds: 15 })).json.data.id);
         await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 2_000)));
         running[victim].child.kill('SIGKILL');
         await running[victim].exited;

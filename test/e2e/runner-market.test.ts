@@ -1,22 +1,12 @@
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { type DaemonProcess, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
-import { type TestRedis, startRedis } from '../helpers/redis.ts';
-import { control, testSandbox } from '../helpers/sandbox.ts';
+import { liveSandboxWithRedis } from '../helpers/live-roles.ts';
+import { control } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-let sb: Sandbox;
-let redis: TestRedis;
-beforeAll(async () => {
-  sb = await testSandbox({ speed: 1, startTime: Date.now(), rateWindowMs: 10_000 });
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-  await sb?.close();
-});
+const live = liveSandboxWithRedis();
 
 interface EventRow {
   seq: number;
@@ -46,12 +36,12 @@ describe('a strategies runner has the collector’s market data', () => {
   it('its strategies read the compositions and fill paper orders at the prices the collector held at each event', async () => {
     const collectorDb = tempDbPath();
     // Tokens once, at start: their list is the one table kept as latest-only, so the cut copy above stays exact.
-    const collectorConfig = sandboxConfig(sb, collectorDb, { indexes: ['dindex'], intervals: { rebalancing: 1, composition: 1, performance: 1, indexes: 30, tokens: 3600 } });
+    const collectorConfig = sandboxConfig(live.sb, collectorDb, { indexes: ['dindex'], intervals: { rebalancing: 1, composition: 1, performance: 1, indexes: 30, tokens: 3600 } });
     const runnerDb = tempDbPath();
     const runnerConfig = sandboxConfig({ baseUrl: 'http://127.0.0.1:1/v1' }, runnerDb, {
       strategies: { dir: 'test/fixtures/strategies/runner-market', paper: { feeBps: 0, slippageBps: 0 } },
     });
-    const env = { INDEXBOT_API_KEY: sb.keys.premium, INDEXBOT_EVENTS_URL: redis.url };
+    const env = { INDEXBOT_API_KEY: live.sb.keys.premium, INDEXBOT_EVENTS_URL: live.redis.url };
     const processes: DaemonProcess[] = [
       spawnDaemon(['--config', collectorConfig, '--role', 'collector'], env),
       spawnDaemon(['--config', runnerConfig, '--role', 'strategies', '--group', 'runner-market'], env),
@@ -66,7 +56,7 @@ describe('a strategies runner has the collector’s market data', () => {
       const collectorHas = (id: string) => readDb(collectorDb, (d) => d.prepare('SELECT 1 FROM events WHERE id = ?').get(id) !== undefined);
       // One after the other: a rebalance announced while another is pending cancels that one.
       for (let i = 0; i < 2; i++) {
-        const id = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 2 })).json.data.id as string;
+        const id = (await control(live.sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 2 })).json.data.id as string;
         rebalances.push(id);
         await waitFor('the collector to see it completed', () => collectorHas(`rebalance.completed:dindex:${id}`), 30_000, 100);
       }

@@ -1,28 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
-import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
-import { captureLogger } from '../helpers/fake-transport.ts';
-import { tempDbPath } from '../helpers/temp-db.ts';
-
-const event = (i: number): NewEvent => ({
-  id: `rebalance.announced:sindex:rb_${i}`,
-  type: 'rebalance.announced',
-  indexId: 'sindex',
-  occurredAt: i,
-  detectedAt: i,
-  payload: { rebalanceId: `rb_${i}`, announcedAt: i, effectiveAt: i + 1, reason: 'manual', changes: [] },
-});
+import { databaseWithParkedEvents } from '../helpers/parked.ts';
 
 describe('indexbot status and strategies commands', () => {
   it('show parked events and each strategy’s account; retry re-delivers them', async () => {
-    const db = tempDbPath();
-    const store = SnapshotStore.open(db);
-    store.appendEvents([event(1), event(2)]);
-    const strategies = await loadStrategies('test/fixtures/strategies/mixed', { logger: captureLogger().logger });
-    await new StrategyRuntime({ store, strategies, maxAttempts: 1, retryBaseMs: 1 }).drain();
-    store.close();
+    const db = await databaseWithParkedEvents('test/fixtures/strategies/mixed', 2);
 
     const parked = execFileSync(process.execPath, ['bin/indexbot.js', 'strategies', 'parked', '--db', db], { encoding: 'utf8' });
     expect(parked).toMatch(/always-throws {2}seq 1 {2}rebalance\.announced:sindex:rb_1 {2}after 1 attempts: Error: strategy bug/);
@@ -43,18 +26,16 @@ describe('indexbot status and strategies commands', () => {
   }, 120_000);
 
   it('strategies retry delivers parked events once the handler is fixed, and unparks them', async () => {
-    const db = tempDbPath();
-    const store = SnapshotStore.open(db);
-    store.appendEvents([event(1), event(2)]);
-    const strategies = await loadStrategies('test/fixtures/strategies/fixable', { logger: captureLogger().logger });
     process.env.FIXABLE_BROKEN = '1';
+    let db: string;
     try {
-      await new StrategyRuntime({ store, strategies, maxAttempts: 1, retryBaseMs: 1 }).drain();
+      db = await databaseWithParkedEvents('test/fixtures/strategies/fixable', 2);
     } finally {
       delete process.env.FIXABLE_BROKEN;
     }
-    expect(store.strategies.parked('fixable')).toHaveLength(2);
-    store.close();
+    const before = SnapshotStore.open(db, { readonly: true });
+    expect(before.strategies.parked('fixable')).toHaveLength(2);
+    before.close();
     const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/fixable', '--strategy', 'fixable'], {
       encoding: 'utf8',
     });

@@ -2,7 +2,8 @@
  * Backtest replay speed and memory, on a synthetic cache of 40 indexes x 4 years of hourly
  * points (15 constituents each, weekly rebalances announced 3 days ahead). Every row below
  * runs in its own process, so its peak RSS is its own:
- * - bare: a better-sqlite3 iterate over the same rows the replay reads (the machine's limit);
+ * - bare: a row-by-row better-sqlite3 iterate over the same rows and columns the replay reads
+ *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
  * - a 16-set sweep of rebalance-front-run, on one worker and on one per core.

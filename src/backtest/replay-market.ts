@@ -1,6 +1,6 @@
 import type { Rebalance } from '../contract/index.ts';
 import { type NewEvent, type RebalanceStates, detectRebalancing } from '../detect/index.ts';
-import { type HistoryRow, type SnapshotStore, packedValues } from '../store/index.ts';
+import type { HistoryMoment, SnapshotStore } from '../store/index.ts';
 import { type MarketQueries, parseInstrument } from '../strategy/index.ts';
 
 type MarketComposition = NonNullable<ReturnType<MarketQueries['compositionAt']>>;
@@ -11,8 +11,10 @@ interface IndexState {
   /** The last point replayed; undefined before the first. */
   ts: number | undefined;
   nav: number;
-  /** `[tokenId, priceUsd, weight]` per constituent, as stored. */
+  /** `[tokenId, priceUsd, weight]` per constituent, as stored: `values[start .. end)`, shared with the other points of its moment. */
   values: Float64Array;
+  start: number;
+  end: number;
   /** Target weight by token id: the first point's weights, then each completed rebalance's. Replaced, never changed in place. */
   targets: Float64Array | undefined;
   rebalanceId: string | null;
@@ -67,6 +69,8 @@ export class ReplayMarket implements MarketQueries {
         ts: undefined,
         nav: Number.NaN,
         values: new Float64Array(0),
+        start: 0,
+        end: 0,
         targets: undefined,
         rebalanceId: null,
         pointTargets: undefined,
@@ -114,22 +118,26 @@ export class ReplayMarket implements MarketQueries {
     return events;
   }
 
-  /** Takes in one history point; returns the events a live poll of it would have raised. */
-  point(row: HistoryRow): readonly NewEvent[] {
-    const [indexId, ts, nav, packed] = row;
+  /** Takes in point `p` of a moment; returns the events a live poll of it would have raised. */
+  point(m: HistoryMoment, p: number): readonly NewEvent[] {
+    const indexId = m.indexIds[p]!;
+    const ts = m.ts;
+    const nav = m.navs[p]!;
+    const v = m.values;
+    const start = m.ends[p - 1] ?? 0;
+    const end = m.ends[p]!;
     const s = this.state(indexId);
-    const v = packedValues(packed);
     const first = s.ts === undefined;
     const previousNav = s.nav;
     if (s.targets === undefined) {
       const weights = new Float64Array(this.prices.length);
-      for (let i = 0; i < v.length; i += 3) weights[v[i]!] = v[i + 2]!;
+      for (let i = start; i < end; i += 3) weights[v[i]!] = v[i + 2]!;
       s.targets = weights;
     }
     const targets = s.targets;
     let events: NewEvent[] | undefined;
     let drifting: number[] | undefined;
-    for (let i = 0; i < v.length; i += 3) {
+    for (let i = start; i < end; i += 3) {
       const id = v[i]!;
       this.prices[id] = v[i + 1]!;
       this.pricedAt[id] = ts;
@@ -153,6 +161,8 @@ export class ReplayMarket implements MarketQueries {
     s.ts = ts;
     s.nav = nav;
     s.values = v;
+    s.start = start;
+    s.end = end;
     s.pointTargets = targets;
     s.pointRebalanceId = s.rebalanceId;
     if (!first && nav !== previousNav) {
@@ -168,7 +178,7 @@ export class ReplayMarket implements MarketQueries {
     if (s?.ts === undefined) return undefined;
     const v = s.values;
     const constituents: MarketComposition['constituents'] = [];
-    for (let i = 0; i < v.length; i += 3) {
+    for (let i = s.start; i < s.end; i += 3) {
       const token = this.tokens.get(v[i]!)!;
       constituents.push({ address: token.address, symbol: token.symbol, weight: v[i + 2]!, targetWeight: s.pointTargets![v[i]!]!, priceUsd: v[i + 1]!, units: null });
     }

@@ -179,8 +179,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     };
 
     try {
-      for (const row of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
-        const [indexId, ts] = row;
+      for (const moment of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
+        const ts = moment.ts;
         // A status change at the same time as a point comes first: the point already shows its result.
         for (; !transition.done && transition.value.at <= ts; transition = transitions.next()) {
           const t = transition.value;
@@ -190,11 +190,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
           done++;
         }
         if (ts !== groupAt) await moveTo(ts);
-        const closes = navs.get(indexId)!;
-        if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
-        else closes.start({ t: ts, value: row[2] });
-        log.append(market.point(row));
-        done++;
+        for (let p = 0; p < moment.indexIds.length; p++) {
+          const indexId = moment.indexIds[p]!;
+          const closes = navs.get(indexId)!;
+          if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
+          else closes.start({ t: ts, value: moment.navs[p]! });
+          log.append(market.point(moment, p));
+          done++;
+        }
       }
     } finally {
       // Ends the statement early too (a handler threw), so the cache can run it again.

@@ -5,11 +5,8 @@ export { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 export { StrategyTables, type PaperPosition, type PaperAccount, type PaperFill, type ParkedEvent, type StrategyAlertRow } from './strategy-tables.ts';
 export {
   HistoryTables,
-  type HistoryRow,
-  type HistoryConstituent,
+  type HistoryMoment,
   type TimeRange,
-  unpackConstituents,
-  packedValues,
   mergeRanges,
   missingRanges,
   findGaps,

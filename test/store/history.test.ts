@@ -1,6 +1,7 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { HistoryPoint } from '../../src/contract/index.ts';
-import { SnapshotStore, findGaps, mergeRanges, missingRanges, unpackConstituents } from '../../src/store/index.ts';
+import { type HistoryMoment, SnapshotStore, findGaps, mergeRanges, missingRanges } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const H = 3_600_000;
@@ -54,15 +55,15 @@ describe('history tables', () => {
       store.history.insertPoints('x', '1h', [point(0, 20), point(H, 21), point(2 * H, 22)]);
       store.history.addCoverage('history:1h', 'x', 0, 2 * H);
     });
-    const rows = [...store.history.replay(['x', 'y'], '1h', 0, 2 * H)];
-    expect(rows.map(([indexId, ts, nav]) => `${indexId}@${ts / H}=${nav}`)).toEqual(['x@0=20', 'y@0=10', 'x@1=21', 'y@1=11', 'x@2=22']);
+    const moments = [...store.history.replay(['x', 'y'], '1h', 0, 2 * H)];
+    expect(moments.flatMap((m) => m.indexIds.map((indexId, i) => `${indexId}@${m.ts / H}=${m.navs[i]}`))).toEqual(['x@0=20', 'y@0=10', 'x@1=21', 'y@1=11', 'x@2=22']);
     const tokens = store.history.tokens();
-    const cs = unpackConstituents(rows[0]![3]).map((c) => ({ ...tokens.get(c.tokenId), price: c.priceUsd, weight: c.weight }));
+    const cs = constituents(moments[0]!, 1).map((c) => ({ ...tokens.get(c.tokenId), price: c.priceUsd, weight: c.weight }));
     expect(cs).toEqual([
-      { address: 'A'.repeat(44), symbol: 'AAA', price: 10, weight: 0.6 },
+      { address: 'A'.repeat(44), symbol: 'AAA', price: 5, weight: 0.6 },
       { address: 'B'.repeat(44), symbol: 'BBB', price: 3, weight: 0.4 },
     ]);
-    expect([...store.history.replay(['y'], '1h', H, H)].map((r) => r[2])).toEqual([11]);
+    expect([...store.history.replay(['y'], '1h', H, H)].map((m) => m.navs)).toEqual([[11]]);
     expect(store.history.coverage('history:1h', 'x')).toEqual([{ from: 0, to: 2 * H }]);
     expect(store.history.span('1h')).toEqual({ indexIds: ['x', 'y'], first: 0, last: 2 * H });
     // The live queries read history too, cut at the time asked.
@@ -73,4 +74,51 @@ describe('history tables', () => {
     ]);
     store.close();
   });
+
+  it('replays each time as one moment: every point in index id order, navs exact, constituents of any length or none', () => {
+    const path = tempDbPath();
+    const store = SnapshotStore.open(path);
+    // Navs whose shortest decimal form needs 17 digits, and the extremes of a double.
+    const navs = [0.1 + 0.2, 1 / 3, 2 / 3 + 1e-12, Number.MIN_VALUE, Number.MAX_VALUE, 123456.78901234567];
+    const ids = Array.from({ length: 30 }, (_, i) => `i${String((i * 7) % 30).padStart(2, '0')}`);
+    const sizes = (i: number) => (i % 4 === 3 ? null : i % 3);
+    store.transaction(() => {
+      // Written out of id order, so the order read back is the query's, not the writes'.
+      for (const [i, indexId] of ids.entries()) {
+        for (let t = 0; t < 3; t++) {
+          const n = sizes(i + t);
+          store.history.insertPoints(indexId, '1h', [
+            {
+              timestamp: new Date(t * H).toISOString(),
+              nav: navs[(i + t) % navs.length]!,
+              constituents: n === null ? null : Array.from({ length: n }, (_, k) => ({ address: `T${k}`.padEnd(44, 'x'), symbol: `T${k}`, price_usd: navs[(i + k) % navs.length]!, weight: k / 10 })),
+            } as HistoryPoint,
+          ]);
+        }
+      }
+    });
+    // With statistics the planner could choose another plan: the order must hold anyway.
+    const db = new Database(path);
+    db.exec('ANALYZE');
+    db.close();
+    const moments = [...store.history.replay(ids, '1h', 0, 2 * H)];
+    expect(moments.map((m) => m.ts)).toEqual([0, H, 2 * H]);
+    const sorted = [...ids].sort();
+    for (const [t, m] of moments.entries()) {
+      expect(m.indexIds).toEqual(sorted);
+      for (const [p, indexId] of m.indexIds.entries()) {
+        const i = ids.indexOf(indexId);
+        expect(m.navs[p]).toBe(navs[(i + t) % navs.length]);
+        const n = sizes(i + t) ?? 0;
+        expect(constituents(m, p).map((c) => [c.priceUsd, c.weight])).toEqual(Array.from({ length: n }, (_, k) => [navs[(i + k) % navs.length], k / 10]));
+      }
+    }
+    store.close();
+  });
 });
+
+function constituents(m: HistoryMoment, p: number): { tokenId: number; priceUsd: number; weight: number }[] {
+  const out = [];
+  for (let k = m.ends[p - 1] ?? 0; k < m.ends[p]!; k += 3) out.push({ tokenId: m.values[k]!, priceUsd: m.values[k + 1]!, weight: m.values[k + 2]! });
+  return out;
+}

@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
-import { RedisBudgets, redactRedisUrl } from '../ratelimit/index.ts';
+import { RedisBudgets } from '../ratelimit/index.ts';
+import { connectRedis, redactRedisUrl } from '../redis/index.ts';
 
 /**
  * The shared rate budget when the config names a Redis, else undefined. It waits a moment for
@@ -26,20 +27,23 @@ export interface RedisCheck {
 
 /**
  * What `doctor` says of the configured Redis: reachable, its version (scripts need 5+, streams
- * 5+), and an eviction policy that cannot drop the budget's or the stream's keys.
+ * 5+), and an eviction policy that cannot drop the budget's or the stream's keys; of a cluster,
+ * each master's (any of them may hold our keys).
  */
 export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisCheck> {
   const where = redactRedisUrl(url);
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
+  const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
   redis.on('error', () => {});
   try {
     await redis.connect();
-    const info = String(await redis.info('server'));
-    const version = /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown';
-    const major = Number(version.split('.')[0]);
-    const [, policy] = (await redis.config('GET', 'maxmemory-policy').catch(() => [])) as string[];
-    if (!(major >= 5)) return { ok: false, detail: `${where}: Redis ${version}; scripts with TIME and streams need Redis 5 or newer` };
-    const detail = `${where}: Redis ${version}, maxmemory-policy ${policy ?? 'not readable (CONFIG disabled)'}`;
+    const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    const facts = await Promise.all(servers.map(serverFacts));
+    const version = facts.map((f) => f.version).sort(compareVersions)[0] ?? 'unknown';
+    const policies = [...new Set(facts.map((f) => f.policy))];
+    const policy = policies.find((p) => p !== 'noeviction' && p !== undefined) ?? policies[0];
+    if (!(Number(version.split('.')[0]) >= 5)) return { ok: false, detail: `${where}: Redis ${version}; scripts with TIME and streams need Redis 5 or newer` };
+    const what = redis instanceof Cluster ? `Redis Cluster of ${servers.length} master(s), lowest version ${version}` : `Redis ${version}`;
+    const detail = `${where}: ${what}, maxmemory-policy ${policy ?? 'not readable (CONFIG disabled)'}`;
     // The budget keys carry a TTL (volatile-* may evict them) and the stream none (allkeys-* may): only noeviction keeps both.
     if (policy !== undefined && policy !== 'noeviction') {
       return { ok: true, detail, warning: `maxmemory-policy ${policy} may evict the shared budget (then refilled in full) or the event stream under memory pressure; set noeviction` };
@@ -51,3 +55,15 @@ export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisC
     redis.disconnect();
   }
 }
+
+async function serverFacts(server: Redis): Promise<{ version: string; policy: string | undefined }> {
+  const info = String(await server.info('server'));
+  const [, policy] = (await server.config('GET', 'maxmemory-policy').catch(() => [])) as string[];
+  return { version: /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown', policy };
+}
+
+const compareVersions = (a: string, b: string) => {
+  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < Math.max(x!.length, y!.length); i++) if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) - (y![i] ?? 0);
+  return 0;
+};

@@ -8,7 +8,7 @@ export function registerRunCommand(program: Command): void {
     .option('--watch', 'reload a strategy whose file changes, without a restart (cursor and state carry over)')
     .option('--http <addr>', 'serve /metrics, /healthz, /readyz, /api/v1 and the dashboard on host:port, e.g. 127.0.0.1:9464 (config: http.listen)')
     .option('--role <role>', 'all (one process), collector (poll, detect, publish events to Redis) or strategies (run strategies fed from Redis)', 'all')
-    .option('--events <url>', 'redis:// URL of the event stream, for --role collector|strategies (or INDEXBOT_EVENTS_URL)')
+    .option('--events <url>', 'redis:// (or redis-cluster://) URL of the event stream, for --role collector|strategies (or INDEXBOT_EVENTS_URL)')
     .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)")
     .action(async (flags: ConfigFlags & RoleFlags & { watch?: boolean }) => {
       // A runner talks to no server: it needs no base URL.

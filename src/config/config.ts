@@ -5,6 +5,7 @@ import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
 import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
+import { isRedisUrl } from '../redis/index.ts';
 
 /**
  * The ranges of every number a user sets, here or by a flag of the same meaning. Durations
@@ -112,7 +113,10 @@ export const configFileSchema = z.strictObject({
     .describe('the HTTP face: /metrics, /healthz, /readyz, /api/v1, the dashboard'),
   rateLimit: z
     .strictObject({
-      redis: z.string().min(1).describe('redis:// or rediss:// URL (or "env:NAME") of the Redis that keeps the rate budget shared by every process on one credential'),
+      redis: z
+        .string()
+        .min(1)
+        .describe('redis://, rediss://, redis-cluster:// or rediss-cluster:// URL (or "env:NAME") of the Redis that keeps the rate budget shared by every process on one credential'),
     })
     .partial()
     .optional(),
@@ -305,13 +309,7 @@ function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path:
 export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv): string | undefined {
   if (raw === undefined) return undefined;
   const value = fromEnv(raw, 'rateLimit.redis', where, env);
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    protocol = undefined;
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError(`${where}: rateLimit.redis (or INDEXBOT_REDIS_URL): expected a redis:// or rediss:// URL`);
+  if (!isRedisUrl(value)) throw new ConfigError(`${where}: rateLimit.redis (or INDEXBOT_REDIS_URL): expected a redis://, rediss://, redis-cluster://host:port[,host:port…] or rediss-cluster:// URL`);
   return value;
 }
 

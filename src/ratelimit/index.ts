@@ -2,4 +2,4 @@ export { RateGate, type RateGateOptions, type RateGateSeed, type RateGateState, 
 export { type Tier, type TierLimits, TIERS, TIER_LIMITS, tierLimits } from '../contract/index.ts';
 export { readRateLimitHeaders, type RateLimitObservation } from './headers.ts';
 export type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
-export { RedisBudgets, type RedisBudgetsOptions, budgetKeys, credentialDigest, redactRedisUrl } from './redis-budget.ts';
+export { RedisBudgets, type RedisBudgetsOptions, budgetKeys, credentialDigest } from './redis-budget.ts';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
+import { type RedisConnection, connectRedis, redactRedisUrl } from '../redis/index.ts';
 import { BUDGET_SCRIPT } from './budget-script.ts';
 import type { Priority } from './rate-gate.ts';
 import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
@@ -36,7 +36,7 @@ type BudgetCommand = (keyBucket: string, keyProcs: string, ...args: (string | nu
  */
 export class RedisBudgets {
   readonly processId: string;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   private readonly budgets = new Map<string, RedisSharedBudget>();
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private readonly command: BudgetCommand;
@@ -49,7 +49,7 @@ export class RedisBudgets {
     this.where = redactRedisUrl(options.url);
     this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     const logger = options.logger ?? silentLogger;
-    this.redis = new Redis(options.url, {
+    this.redis = connectRedis(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: commandTimeoutMs,
@@ -283,18 +283,6 @@ class RedisSharedBudget implements SharedBudget {
 
 function limits(view: LocalView): [number, number, number] {
   return [view.limit, view.burst, view.windowMs];
-}
-
-/** A Redis URL fit for logs and messages: the password (and a user name) replaced. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    if (u.username && u.username !== 'default') u.username = '***';
-    return u.toString();
-  } catch {
-    return 'an unparsable Redis URL';
-  }
 }
 
 function positiveMs(name: string, value: number, max: number): void {

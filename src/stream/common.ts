@@ -1,4 +1,4 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { ConnectionOptions, RedisConnection } from '../redis/index.ts';
 
 /** The stream the collector publishes to, unless told otherwise. */
 export const EVENT_STREAM = 'indexbot:events';
@@ -8,7 +8,7 @@ export const PUBLISH_BATCH = 200;
  * A connection that never queues commands while Redis is away and waits a bounded time for
  * each, reconnecting in the background (at most every 2 s).
  */
-export function streamConnectionOptions(commandTimeoutMs: number): RedisOptions {
+export function streamConnectionOptions(commandTimeoutMs: number): ConnectionOptions {
   return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -32,7 +32,7 @@ export function waitOrWake(ms: number, register: (wake: () => void) => void): Pr
 }
 
 /** Resolves once the connection is ready, or after `timeoutMs` (the caller's retries take over). */
-export function connected(redis: Redis, timeoutMs = 2_000): Promise<void> {
+export function connected(redis: RedisConnection, timeoutMs = 2_000): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

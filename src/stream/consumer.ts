@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
 import { type Logger, silentLogger } from '../core/index.ts';
 import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
 import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
+import { type RedisConnection, connectRedis } from '../redis/index.ts';
 import { EVENT_STREAM, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 
 export interface StreamConsumerOptions {
@@ -37,7 +37,7 @@ type Entries = [id: string, fields: string[] | null][];
  * blocking XREADGROUP waits for the collector.
  */
 export class StreamConsumer {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly stream: string;
   private readonly blockMs: number;
   private readonly logger: Logger;
@@ -54,7 +54,7 @@ export class StreamConsumer {
     }
     if (!/^[\w.:-]{1,128}$/.test(o.group)) throw new TypeError(`Expected \`group\` to be 1-128 letters, digits, '.', ':', '_' or '-', got \`${o.group}\``);
     this.logger = o.logger ?? silentLogger;
-    this.redis = new Redis(o.redisUrl, streamConnectionOptions(this.blockMs + 5_000));
+    this.redis = connectRedis(o.redisUrl, streamConnectionOptions(this.blockMs + 5_000));
     this.redis.on('error', () => {});
   }
 

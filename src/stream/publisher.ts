@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { type Logger, silentLogger } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
+import { type RedisConnection, connectRedis } from '../redis/index.ts';
 import { EVENT_STREAM, PUBLISH_BATCH, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 
 export interface StreamPublisherOptions {
@@ -25,7 +25,7 @@ export interface StreamPublisherOptions {
  * backoff, and the collector goes on polling (its log is the source of truth).
  */
 export class StreamPublisher {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly stream: string;
   private readonly consumer: string;
   private readonly maxLen: number;
@@ -43,7 +43,7 @@ export class StreamPublisher {
       throw new TypeError(`Expected \`maxLen\` to be an integer from 1000 to 100000000, got \`${String(o.maxLen)}\``);
     }
     this.logger = o.logger ?? silentLogger;
-    this.redis = new Redis(o.redisUrl, streamConnectionOptions(2_000));
+    this.redis = connectRedis(o.redisUrl, streamConnectionOptions(2_000));
     this.redis.on('error', () => {});
   }
 

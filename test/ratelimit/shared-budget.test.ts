@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/index.ts';
-import { type LocalView, RedisBudgets, budgetKeys, credentialDigest, redactRedisUrl } from '../../src/ratelimit/index.ts';
+import { type LocalView, RedisBudgets, budgetKeys, credentialDigest } from '../../src/ratelimit/index.ts';
+import { redactRedisUrl } from '../../src/redis/index.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;

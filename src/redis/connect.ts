@@ -1,0 +1,86 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/** A connection to one Redis, or to a Redis Cluster through any of its nodes. */
+export type RedisConnection = Redis | Cluster;
+
+/** What the connection should do; the same for one Redis and for a cluster's nodes. */
+export interface ConnectionOptions {
+  lazyConnect?: boolean;
+  enableOfflineQueue: boolean;
+  maxRetriesPerRequest: number;
+  connectTimeout: number;
+  commandTimeout: number;
+  /** ms until the next reconnection attempt, or null to stop (a cluster's reconnection too). */
+  retryStrategy: (attempt: number) => number | null;
+}
+
+interface ClusterUrl {
+  tls: boolean;
+  username: string | undefined;
+  password: string | undefined;
+  nodes: { host: string; port: number }[];
+}
+
+const CLUSTER_URL = /^(rediss?)-cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#@]+)\/?$/;
+const NODE = /^(\[[0-9a-fA-F:.]+\]|[^:,[\]]+):(\d{1,5})$/;
+
+/**
+ * `redis-cluster://[user:password@]host:port[,host:port…]` (`rediss-cluster://` with TLS): the
+ * startup nodes of a Redis Cluster. ioredis finds the others and follows the slots. Undefined
+ * for a URL of another scheme; throws when a cluster URL is malformed.
+ */
+export function parseClusterUrl(url: string): ClusterUrl | undefined {
+  if (!/^rediss?-cluster:/.test(url)) return undefined;
+  const m = CLUSTER_URL.exec(url);
+  if (!m) throw new TypeError('expected redis-cluster://[user:password@]host:port[,host:port…] (no database: a cluster has only 0)');
+  const nodes = m[4]!.split(',').map((node) => {
+    const n = NODE.exec(node);
+    const port = Number(n?.[2]);
+    if (!n || port < 1 || port > 65535) throw new TypeError(`expected host:port for each cluster node, got "${node}"`);
+    return { host: n[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  const decode = (s: string | undefined) => (s ? decodeURIComponent(s) : undefined);
+  return { tls: m[1] === 'rediss', username: decode(m[2]), password: decode(m[3]), nodes };
+}
+
+/** Whether `url` is one `connectRedis` takes: redis://, rediss://, redis-cluster:// or rediss-cluster://. */
+export function isRedisUrl(url: string): boolean {
+  try {
+    if (parseClusterUrl(url)) return true;
+    const { protocol } = new URL(url);
+    return protocol === 'redis:' || protocol === 'rediss:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One Redis (`redis://`, `rediss://`) or a Redis Cluster (`redis-cluster://`, `rediss-cluster://`).
+ * Every key we use in one command carries the same hash tag, so scripts and pipelines stay in
+ * one slot and no command fails with CROSSSLOT.
+ */
+export function connectRedis(url: string, o: ConnectionOptions): RedisConnection {
+  const cluster = parseClusterUrl(url);
+  if (!cluster) return new Redis(url, o);
+  const { retryStrategy, enableOfflineQueue, lazyConnect, ...nodeOptions } = o;
+  const redisOptions: RedisOptions = { ...nodeOptions, username: cluster.username, password: cluster.password, ...(cluster.tls ? { tls: {} } : {}) };
+  return new Cluster(cluster.nodes, { redisOptions, enableOfflineQueue, lazyConnect, clusterRetryStrategy: retryStrategy, slotsRefreshTimeout: o.connectTimeout });
+}
+
+/** The URL as it may be logged: without its password, nor a user name other than `default`. */
+export function redactRedisUrl(url: string): string {
+  const cluster = /^(rediss?-cluster:\/\/)(?:([^:@/]*)(?::([^@/]*))?@)?(.*)$/.exec(url);
+  if (cluster) {
+    const [, scheme, user, password, rest] = cluster;
+    const who = user === undefined && password === undefined ? '' : `${user && user !== 'default' ? '***' : (user ?? '')}${password === undefined ? '' : ':***'}@`;
+    return `${scheme}${who}${rest}`;
+  }
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    if (u.username && u.username !== 'default') u.username = '***';
+    return u.toString();
+  } catch {
+    return 'an unparsable Redis URL';
+  }
+}

@@ -1,0 +1,1 @@
+export { type ConnectionOptions, type RedisConnection, connectRedis, isRedisUrl, parseClusterUrl, redactRedisUrl } from './connect.ts';

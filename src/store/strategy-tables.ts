@@ -63,9 +63,10 @@ export class StrategyTables {
     return new Map((this.s.stateAll.all(strategy) as Row[]).map((r) => [r.key as string, JSON.parse(r.value as string) as unknown]));
   }
 
-  setState(strategy: string, key: string, value: unknown): void {
-    if (value === undefined) this.s.stateDelete.run(strategy, key);
-    else this.s.stateSet.run(strategy, key, JSON.stringify(value));
+  /** A key's value as JSON text, as the runtime has it already (undefined: deleted). */
+  setState(strategy: string, key: string, json: string | undefined): void {
+    if (json === undefined) this.s.stateDelete.run(strategy, key);
+    else this.s.stateSet.run(strategy, key, json);
   }
 
   account(account: string): PaperAccount | undefined {

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, bpsOf, decimal, movedByBps, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, bpsFactor, decimal, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
 import {
   type Broker,
@@ -50,6 +50,10 @@ export interface PaperBook {
 export class PaperBroker implements Broker {
   readonly feeBps: number;
   readonly slippageBps: number;
+  /** The fee and the price moves as exact factors, made once: a fill only multiplies. */
+  private readonly feeRate: Decimal;
+  private readonly buyMove: Decimal;
+  private readonly sellMove: Decimal;
 
   constructor(
     private readonly book: PaperBook,
@@ -63,6 +67,9 @@ export class PaperBroker implements Broker {
     ] as const) {
       if (!Number.isFinite(v) || v < 0 || v > MAX_BPS) throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_BPS}, got \`${String(v)}\``);
     }
+    this.feeRate = bpsFactor(this.feeBps);
+    this.buyMove = bpsFactor(10_000 + this.slippageBps);
+    this.sellMove = bpsFactor(10_000 - this.slippageBps);
   }
 
   async buy(order: OrderRequest): Promise<OrderResult> {
@@ -109,13 +116,13 @@ export class PaperBroker implements Broker {
     if (hasQty === hasNotional) return reject('invalid_order', 'give exactly one of quantity or notionalUsd');
     const asked = hasQty ? order.quantity : order.notionalUsd;
     if (typeof asked !== 'number' || !Number.isFinite(asked) || asked <= 0) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} must be a positive number, got ${String(asked)}`);
-    const price = movedByBps(decimal(market), side === 'buy' ? this.slippageBps : -this.slippageBps);
+    const price = decimal(market).times(side === 'buy' ? this.buyMove : this.sellMove);
     const held = this.book.position(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO };
     // The number a strategy read as its position sells all of it, even where the view rounded.
     const quantity = !hasQty ? quantityFor(decimal(asked), price) : side === 'sell' && asked === toNumber(held.quantity) ? held.quantity : roundQuantity(decimal(asked));
     if (quantity.lte(ZERO)) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} ${asked} is less than the smallest quantity the ledger keeps`);
     const notional = valueAt(quantity, price);
-    const fee = usd(bpsOf(notional, this.feeBps));
+    const fee = usd(notional.times(this.feeRate));
     const cash = this.book.cash();
     if (side === 'buy') {
       const total = notional.plus(fee);

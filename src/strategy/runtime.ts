@@ -366,7 +366,7 @@ class StrategyRunner {
         if (!fromParked && this.settledWithoutEffect(event, result)) return true;
         this.o.store.transaction(() => {
           const t = this.o.store.strategies;
-          for (const [k, v] of result.writes) t.setState(this.name, k, v === undefined ? undefined : JSON.parse(v));
+          for (const [k, json] of result.writes) t.setState(this.name, k, json);
           if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
           for (const key of result.touched) {
             t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO });

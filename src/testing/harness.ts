@@ -63,7 +63,7 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
         return priceUsd === undefined ? undefined : { priceUsd, asOf: at };
       },
     };
-    for (const [key, value] of Object.entries(o.state ?? {})) store.strategies.setState(o.strategy.name, key, value);
+    for (const [key, value] of Object.entries(o.state ?? {})) store.strategies.setState(o.strategy.name, key, JSON.stringify(value));
     const fills: StrategyRunResult['fills'] = [];
     const alerts: StrategyRunResult['alerts'] = [];
     const runtime = new StrategyRuntime({

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { QUANTITY_DP, decimal, movedByBps, quantityFor, usdShare } from '../../src/core/money.ts';
+import { QUANTITY_DP, bpsFactor, decimal, quantityFor, usdShare } from '../../src/core/money.ts';
 
 /** `text` (plain decimal) as an integer count of 10^-scale units. */
 function scaled(text: string, scale: number): bigint {
@@ -24,7 +24,7 @@ describe('quantityFor', () => {
   });
 });
 
-describe('usdShare and movedByBps', () => {
+describe('usdShare and bpsFactor', () => {
   it('round a cost share to the micro-USD half to even, as the exact quotient would be, and move a price exactly', () => {
     // 0.000005 * 1 / 2 = 0.0000025: a tie, to even
     expect(usdShare(decimal('0.000005'), decimal(1), decimal(2)).toString()).toBe('0.000002');
@@ -33,7 +33,11 @@ describe('usdShare and movedByBps', () => {
     // Just above a tie: up, though the digits kept stop at the tie
     expect(usdShare(decimal('0.0000050001'), decimal(1), decimal(2)).toString()).toBe('0.000003');
     expect(usdShare(decimal('201.201'), decimal(1), decimal(3)).toString()).toBe('67.067');
-    expect(movedByBps(decimal(1e-9), 5).toString()).toBe('0.0000000010005');
-    expect(movedByBps(decimal(100), -2.5).toString()).toBe('99.975');
+    expect(decimal(1e-9).times(bpsFactor(10_005)).toString()).toBe('0.0000000010005');
+    expect(
+      decimal(100)
+        .times(bpsFactor(10_000 - 2.5))
+        .toString(),
+    ).toBe('99.975');
   });
 });

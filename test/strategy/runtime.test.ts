@@ -203,7 +203,7 @@ describe('StrategyRuntime', () => {
         }),
       },
     ];
-    store.transaction(() => store.strategies.setState('stateful', 'gone', 1));
+    store.transaction(() => store.strategies.setState('stateful', 'gone', '1'));
     await new StrategyRuntime({ store, strategies, maxAttempts: 1 }).drain();
     expect(seen).toEqual([
       { seq: 1, before: null, keys: ['gone'] },
@@ -220,7 +220,7 @@ describe('StrategyRuntime', () => {
     let store = SnapshotStore.open(path);
     store.appendEvents([announced(1), announced(2), announced(3)]);
     const plan = { n: 1, tokens: ['A', 'B'], nested: { sold: false } };
-    store.transaction(() => store.strategies.setState('reader', 'plan', plan));
+    store.transaction(() => store.strategies.setState('reader', 'plan', JSON.stringify(plan)));
     const planText = JSON.stringify(plan);
     const reads: unknown[] = [];
     const reader = (name: string): LoadedStrategy => ({

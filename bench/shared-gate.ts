@@ -9,7 +9,9 @@
  * refill, plus for the bucket what it still held when the first window ended; goal at least
  * 95 %); and the latency the shared gate adds to a request, i.e. the duration of each
  * take from the shared budget (one Lua script call on a local redis-server), p50 and p99.
- * `BENCH_SECONDS` (default 8) per point, bounded; the first window is left out of the figures.
+ * First on each server, the reference: one process with its local gate alone (no Redis), the
+ * figure the shared gate is to match. `BENCH_SECONDS` (default 8, 4 to 60) per point; the first
+ * window is left out of the figures.
  */
 import { cpus, loadavg } from 'node:os';
 import { demoKey, startSandbox } from '../src/sandbox/index.ts';
@@ -19,9 +21,16 @@ import { type WorkerResult, runWorkers } from '../test/helpers/shared-gate-worke
 
 const WINDOW_MS = 2_000;
 const SECONDS = Math.min(60, Math.max(4, Number(process.env.BENCH_SECONDS ?? 8)));
-const COUNTS = [1, 2, 4, 8];
+/** `BENCH_COUNTS=8` (or `1,8`) runs some of the points, e.g. to repeat one. */
+const COUNTS = (process.env.BENCH_COUNTS ?? '1,2,4,8').split(',').map(Number);
+if (!COUNTS.every((n) => Number.isInteger(n) && n >= 1 && n <= 16)) {
+  console.error(`shared-gate: BENCH_COUNTS must be process counts from 1 to 16 separated by commas, got ${JSON.stringify(process.env.BENCH_COUNTS)}`);
+  process.exit(64);
+}
 const FIXED_LIMIT = 100;
 const BUCKET = { limit: 300, burst: 500 };
+const BUCKET_LABEL = 'token bucket (sandbox, 300/500 per 2 s)';
+const FIXED_LABEL = `fixed windows (${FIXED_LIMIT} per 2 s < basic 300)`;
 
 interface Row {
   server: string;
@@ -46,60 +55,70 @@ function row(server: string, n: number, results: WorkerResult[], limited: number
   return { server, n, limited, ok: results.reduce((s, r) => s + afterFirst(r.okBySecond), 0), allowed, p50: quantile(takes, 0.5), p99: quantile(takes, 0.99) };
 }
 
+/** One point against a fresh sandbox (its token bucket): `redisUrl` undefined runs the local gate alone. */
+async function bucketRow(label: string, n: number, redisUrl: string | undefined): Promise<Row> {
+  const key = demoKey('basic', { name: `bench-${n}-${redisUrl ? 'shared' : 'local'}` });
+  const sandbox = await startSandbox({ port: 0, apiKeys: [key], rateWindowMs: WINDOW_MS, speed: 0 });
+  try {
+    const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
+    const r = results.map((x) => x.result);
+    // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
+    const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
+    // What the server's bucket allowed after the first window: its refill, plus what it still held then.
+    const okInFirst = r.reduce((sum, x) => sum + Object.entries(x.okBySecond).reduce((t, [sec, c]) => (Number(sec) < firstWindowS ? t + c : t), 0), 0);
+    const heldThen = Math.max(0, Math.min(BUCKET.burst, BUCKET.burst + BUCKET.limit - okInFirst));
+    return row(label, n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS + heldThen);
+  } finally {
+    await sandbox.close();
+  }
+}
+
+/** One point against a fresh fixed-window server; 429s and what it allowed counted in its whole windows after the first. */
+async function fixedRow(label: string, n: number, redisUrl: string | undefined): Promise<Row> {
+  const server = await startFixedWindowServer({ limit: FIXED_LIMIT, windowMs: WINDOW_MS });
+  try {
+    const { start, end, results } = await runWorkers(n, { baseUrl: server.baseUrl, apiKey: `bench-fixed-${n}`, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
+    const first = server.windowOf(start) + 1;
+    const last = server.windowOf(end) - 1;
+    const limited = server
+      .rateLimitedPerWindow()
+      .slice(first, last + 1)
+      .reduce((a, b) => a + b, 0);
+    return row(
+      label,
+      n,
+      results.map((x) => x.result),
+      limited,
+      (last - first + 1) * FIXED_LIMIT,
+    );
+  } finally {
+    await server.close();
+  }
+}
+
 export async function run(): Promise<void> {
   const loadAtStart = loadavg()[0]!.toFixed(1);
   const redis = await startRedis();
   const rows: Row[] = [];
   try {
-    for (const n of COUNTS) {
-      const key = demoKey('basic', { name: `bench-${n}` });
-      const sandbox = await startSandbox({ port: 0, apiKeys: [key], rateWindowMs: WINDOW_MS, speed: 0 });
-      try {
-        const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl: redis.url, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
-        const r = results.map((x) => x.result);
-        // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
-        const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
-        // What the server's bucket allowed after the first window: its refill, plus what it still held then.
-        const okInFirst = r.reduce((sum, x) => sum + Object.entries(x.okBySecond).reduce((t, [sec, c]) => (Number(sec) < firstWindowS ? t + c : t), 0), 0);
-        const heldThen = Math.max(0, Math.min(BUCKET.burst, BUCKET.burst + BUCKET.limit - okInFirst));
-        rows.push(row('token bucket (sandbox, 300/500 per 2 s)', n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS + heldThen));
-      } finally {
-        await sandbox.close();
-      }
-    }
-    for (const n of COUNTS) {
-      const server = await startFixedWindowServer({ limit: FIXED_LIMIT, windowMs: WINDOW_MS });
-      try {
-        const { start, end, results } = await runWorkers(n, { baseUrl: server.baseUrl, apiKey: `bench-fixed-${n}`, redisUrl: redis.url, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
-        const first = server.windowOf(start) + 1;
-        const last = server.windowOf(end) - 1;
-        const limited = server
-          .rateLimitedPerWindow()
-          .slice(first, last + 1)
-          .reduce((a, b) => a + b, 0);
-        rows.push(
-          row(
-            `fixed windows (${FIXED_LIMIT} per 2 s < basic 300)`,
-            n,
-            results.map((x) => x.result),
-            limited,
-            (last - first + 1) * FIXED_LIMIT,
-          ),
-        );
-      } finally {
-        await server.close();
-      }
-    }
+    // The reference: what one process reaches with its local gate alone, on the same server in the same run.
+    rows.push(await bucketRow(`${BUCKET_LABEL}, local gate alone`, 1, undefined));
+    for (const n of COUNTS) rows.push(await bucketRow(BUCKET_LABEL, n, redis.url));
+    rows.push(await fixedRow(`${FIXED_LABEL}, local gate alone`, 1, undefined));
+    for (const n of COUNTS) rows.push(await fixedRow(FIXED_LABEL, n, redis.url));
   } finally {
     await redis.stop();
   }
   console.log(
     `shared-gate: N processes on one key, 6 calls at a time each, ${SECONDS} s per point, window ${WINDOW_MS} ms; figures after the first window; machine load average ${loadAtStart} at start, ${loadavg()[0]!.toFixed(1)} at end (${cpus().length} cores)`,
   );
-  console.log(`  ${'server'.padEnd(42)} ${'N'.padStart(2)}  ${'429s'.padStart(5)}  ${'ok'.padStart(6)} / ${'allowed'.padStart(7)}  utilization  shared take p50 / p99 (ms)`);
+  console.log(`  ${'server'.padEnd(60)} ${'N'.padStart(2)}  ${'429s'.padStart(5)}  ${'ok'.padStart(6)} / ${'allowed'.padStart(7)}  utilization  shared take p50 / p99 (ms)`);
   for (const r of rows) {
     console.log(
-      `  ${r.server.padEnd(42)} ${String(r.n).padStart(2)}  ${String(r.limited).padStart(5)}  ${String(r.ok).padStart(6)} / ${String(Math.round(r.allowed)).padStart(7)}  ${((100 * r.ok) / r.allowed).toFixed(1).padStart(9)} %  ${r.p50.toFixed(2).padStart(8)} / ${r.p99.toFixed(2)}`,
+      `  ${r.server.padEnd(60)} ${String(r.n).padStart(2)}  ${String(r.limited).padStart(5)}  ${String(r.ok).padStart(6)} / ${String(Math.round(r.allowed)).padStart(7)}  ${((100 * r.ok) / r.allowed).toFixed(1).padStart(9)} %  ${r.p50.toFixed(2).padStart(8)} / ${r.p99.toFixed(2)}`.replaceAll(
+        'NaN',
+        '-',
+      ),
     );
   }
 }

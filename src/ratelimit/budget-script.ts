@@ -7,15 +7,22 @@
  *
  * KEYS[1] hash: tokens, ts, limit, burst, paused (until), wrem/wreset (a fixed window's
  *         remaining and reset), seq (takes so far), obsseq (newest take a response was used
- *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then)
+ *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then),
+ *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
- * ARGV    op (take | observe | beat), process id, limit, burst, window ms, then per op:
+ * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
+ * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
  *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint, tokens wanted
  *         observe: server limit, remaining, take seq, reset in ms, server model, pause ms
+ *                  (every header left empty: the take's request ended without news)
+ *         return:  first seq, count: leased takes never sent, back into the bucket
  * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1},
  *         for `take` then {tokens granted (seqs seq-granted+1 .. seq), ms they stay valid}, and
  *         for `beat` the process ids.
  */
+/** How long a take counts as outstanding at least (at most twice that) when no response is seen. */
+const OUTSTANDING_MS = 15_000;
+
 export const BUDGET_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -23,7 +30,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -36,7 +43,17 @@ local seq = tonumber(f[8]) or 0
 local obsseq = tonumber(f[9]) or 0
 local hold1 = tonumber(f[10]) or 0
 local hold2 = tonumber(f[11]) or 0
+local ckseq = tonumber(f[12]) or 0
+local ckat = tonumber(f[13]) or now
 local rate = limit / windowMs
+
+-- A take whose response never comes back (its process killed) stops counting as outstanding
+-- after ${OUTSTANDING_MS / 1000} to ${(2 * OUTSTANDING_MS) / 1000} s: longer than a request may take.
+if now - ckat >= ${OUTSTANDING_MS} then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ckseq)
+  ckseq = seq
+  ckat = now
+end
 
 if fresh and op == 'take' then
   -- A budget that does not exist yet (first process, or Redis restarted empty) starts from what this process knows.
@@ -48,7 +65,12 @@ if fresh and op == 'take' then
   end
 end
 tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
-if wreset and now >= wreset then wrem = nil; wreset = nil end
+if wreset and now >= wreset then
+  -- A new fixed window, whose end no response has told yet. Every take still outstanding may
+  -- be counted in it (one sent just before the edge arrives after it): they come off its limit.
+  wrem = limit - redis.call('ZCARD', KEYS[3])
+  wreset = nil
+end
 
 local wait = 0
 local granted = 0
@@ -61,7 +83,8 @@ if op == 'take' then
   if paused > now then
     wait = paused - now
   elseif wrem and wrem <= 0 then
-    wait = wreset - now
+    -- Until the window's reset, or (not yet known) a response that tells it.
+    wait = wreset and wreset - now or math.ceil(1 / rate)
   elseif prio < 2 and hold2 > now then
     wait = hold2 - now
   elseif prio < 1 and hold1 > now then
@@ -81,6 +104,7 @@ if op == 'take' then
     granted = 1
     if not wrem then granted = math.max(1, math.min(math.floor(tonumber(ARGV[9]) or 1), 1 + math.floor(tokens - need))) end
     tokens = tokens - granted
+    for s = seq + 1, seq + granted do redis.call('ZADD', KEYS[3], s, s) end
     seq = seq + granted
     if wrem then wrem = wrem - 1 end
     -- Unused ones lapse soon.
@@ -95,10 +119,14 @@ elseif op == 'observe' then
   end
   local remaining = tonumber(ARGV[7])
   local takeSeq = tonumber(ARGV[8]) or 0
-  -- Only a response to a later take than the last one used is news; takes after it are not in its count.
+  redis.call('ZREM', KEYS[3], takeSeq)
+  -- Only a response to a later take than the last one used is news. Not in its count: the takes
+  -- after it, and the earlier ones still outstanding (requests overtake each other on the way,
+  -- most at a window's start, when every process sends at once; some were sent in the last one).
   if remaining and takeSeq > obsseq and takeSeq <= seq then
     obsseq = takeSeq
-    local estimate = math.max(0, remaining - (seq - takeSeq))
+    local overtaken = redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. takeSeq)
+    local estimate = math.max(0, remaining - (seq - takeSeq) - overtaken)
     tokens = math.min(tokens, estimate)
     local resetIn = tonumber(ARGV[9])
     if ARGV[10] == 'bucket' then
@@ -112,18 +140,24 @@ elseif op == 'observe' then
     paused = math.max(paused, now + pause)
     tokens = 0
   end
+elseif op == 'return' then
+  -- Leased tokens that lapsed unsent never reach the server: its bucket still has them.
+  local first = tonumber(ARGV[6]) or 0
+  local count = math.max(0, math.min(tonumber(ARGV[7]) or 0, seq - first + 1))
+  if first > 0 and count > 0 then
+    local unsent = redis.call('ZREMRANGEBYSCORE', KEYS[3], first, first + count - 1)
+    tokens = math.min(burst, tokens + unsent)
+  end
 end
 
 local ttl = math.max(120000, windowMs * 3)
 -- Only a take creates the budget (with its hints); a heartbeat or a hint alone does not.
 if op == 'take' or not fresh then
-  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2)
-  if wrem then
-    redis.call('HSET', KEYS[1], 'wrem', wrem, 'wreset', wreset)
-  else
-    redis.call('HDEL', KEYS[1], 'wrem', 'wreset')
-  end
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat)
+  if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
+  if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end
   redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[3], ttl)
 end
 redis.call('ZADD', KEYS[2], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)

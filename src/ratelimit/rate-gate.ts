@@ -174,15 +174,17 @@ export class RateGate {
   /** Reports how the admitted request ended: its response, or nothing (network error). */
   release(permit: Permit, response?: ResponseObservation): void {
     this.inFlight--;
+    const seen = response ? readRateLimitHeaders(response.headers) : {};
     if (response) {
-      const seen = readRateLimitHeaders(response.headers);
       if (seen.remaining !== undefined) this.informed = true;
       else this.firstBlindResponseAt ??= this.clock.now();
       this.observe(permit, seen);
       if (response.status === 429) this.onRateLimited(seen);
       else this.consecutive429 = 0;
-      if (this.shared && (seen.limit !== undefined || seen.remaining !== undefined || response.status === 429)) this.tellShared(permit, seen, response.status);
     }
+    // The shared budget hears of every take's end, news or not: until then it counts the request as on its way.
+    const news = seen.limit !== undefined || seen.remaining !== undefined || response?.status === 429;
+    if (this.shared && (news || permit.sharedSeq !== undefined)) this.tellShared(permit, seen, response?.status);
     this.wake();
   }
 
@@ -279,7 +281,7 @@ export class RateGate {
   }
 
   /** Passes on what a response said; every process's gate learns it from the shared budget. */
-  private tellShared(permit: Permit, seen: RateLimitObservation, status: number): void {
+  private tellShared(permit: Permit, seen: RateLimitObservation, status: number | undefined): void {
     const now = this.clock.now();
     const resetAt = seen.resetAtServerMs === undefined ? undefined : this.toLocal(seen.resetAtServerMs, seen);
     this.shared!.observe({

@@ -25,7 +25,7 @@ export interface RedisBudgetsOptions {
   logger?: Logger;
 }
 
-type BudgetCommand = (keyBucket: string, keyProcs: string, ...args: (string | number)[]) => Promise<(number | string)[]>;
+type BudgetCommand = (keyBucket: string, keyProcs: string, keyOutstanding: string, ...args: (string | number)[]) => Promise<(number | string)[]>;
 
 /**
  * The shared budgets of one process, in Redis: one connection for all of them, one Lua script
@@ -65,7 +65,7 @@ export class RedisBudgets {
       logger.warn({ redis: this.where, error: e.message }, 'Redis connection error (logged once per connection loss)');
     });
     this.redis.on('ready', () => (errorLogged = false));
-    this.redis.defineCommand('indexbotBudget', { numberOfKeys: 2, lua: BUDGET_SCRIPT });
+    this.redis.defineCommand('indexbotBudget', { numberOfKeys: 3, lua: BUDGET_SCRIPT });
     this.command = (this.redis as unknown as { indexbotBudget: BudgetCommand }).indexbotBudget.bind(this.redis);
     this.heartbeat = setInterval(() => {
       for (const b of this.budgets.values()) b.beat();
@@ -100,14 +100,15 @@ export class RedisBudgets {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
+    for (const b of this.budgets.values()) b.dropLease();
     this.redis.disconnect();
   }
 }
 
-/** Redis key prefix of one credential's budget; the braces are the cluster hash tag. */
-export function budgetKeys(credentialDigest: string): [bucket: string, processes: string] {
+/** Redis keys of one credential's budget; the braces are the cluster hash tag. */
+export function budgetKeys(credentialDigest: string): [bucket: string, processes: string, outstanding: string] {
   const tag = `indexbot:{${credentialDigest}}`;
-  return [`${tag}:budget`, `${tag}:processes`];
+  return [`${tag}:budget`, `${tag}:processes`, `${tag}:outstanding`];
 }
 
 /** A digest of a credential that names its budget: long enough never to collide, useless to an attacker. */
@@ -116,7 +117,7 @@ export function credentialDigest(credential: string): string {
 }
 
 class RedisSharedBudget implements SharedBudget {
-  private readonly keys: [string, string];
+  private readonly keys: [string, string, string];
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly probeEveryMs: number;
@@ -127,8 +128,8 @@ class RedisSharedBudget implements SharedBudget {
   private processes: string[] = [];
   /** The gate's view at its last take: the limits observations and heartbeats are sent with. */
   private view: LocalView | undefined;
-  /** Tokens taken by the last call beyond its own, for the work queued behind it (seqs from `nextSeq`). */
-  private lease: { count: number; nextSeq: number; until: number; priority: number } | undefined;
+  /** Tokens taken by the last call beyond its own, for the work queued behind it (seqs from `nextSeq`); what is left at `until` goes back. */
+  private lease: { count: number; nextSeq: number; until: number; priority: number; timer: unknown } | undefined;
   /** The local fallback's bucket, at 1/share of the budget. */
   private local = { tokens: 0, at: 0, share: 2 };
 
@@ -163,7 +164,17 @@ class RedisSharedBudget implements SharedBudget {
       if (waitMs > 0) return { waitMs, seq: undefined };
       const granted = Math.max(1, Number(reply[8] ?? 1));
       const first = seq - granted + 1;
-      if (granted > 1) this.lease = { count: granted - 1, nextSeq: first + 1, until: askedAt + Number(reply[9] ?? 0), priority: PRIORITY_ARG[priority] };
+      if (granted > 1) {
+        this.dropLease();
+        const validMs = Number(reply[9] ?? 0);
+        this.lease = {
+          count: granted - 1,
+          nextSeq: first + 1,
+          until: askedAt + validMs,
+          priority: PRIORITY_ARG[priority],
+          timer: this.clock.setTimeout(() => this.dropLease(), Math.max(0, askedAt + validMs - this.clock.now())),
+        };
+      }
       return { waitMs: 0, seq: first };
     } catch (e) {
       this.fallBack(e, view);
@@ -179,12 +190,30 @@ class RedisSharedBudget implements SharedBudget {
     const lease = this.lease;
     if (!lease) return undefined;
     if (lease.count <= 0 || this.clock.now() >= lease.until) {
-      this.lease = undefined;
+      this.dropLease();
       return undefined;
     }
     if (PRIORITY_ARG[priority] < lease.priority) return undefined;
     lease.count--;
     return { waitMs: 0, seq: lease.nextSeq++ };
+  }
+
+  /**
+   * Ends the lease: its tokens not handed out are never sent, so they go back to the shared
+   * bucket (the script adds back only those still outstanding, so a late return cannot count twice).
+   */
+  dropLease(): void {
+    const lease = this.lease;
+    if (!lease) return;
+    this.lease = undefined;
+    this.clock.clearTimeout(lease.timer);
+    if (lease.count <= 0 || this.mode === 'local' || !this.view) return;
+    this.command(...this.keys, 'return', this.owner.processId, ...limits(this.view), lease.nextSeq, lease.count).then(
+      (reply) => this.absorb(reply),
+      () => {
+        // Unreturned, they count as outstanding until swept: the budget errs low, never high.
+      },
+    );
   }
 
   /** Most tokens one call takes: a tenth of the burst, so no process holds much of a budget others wait for. */

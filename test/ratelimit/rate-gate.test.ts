@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/index.ts';
-import { type LocalView, type Permit, RateGate, type RateGateOptions, type SharedBudget } from '../../src/ratelimit/index.ts';
+import { type LocalView, type Permit, RateGate, type RateGateOptions, type SharedBudget, type SharedObservation } from '../../src/ratelimit/index.ts';
 
 const WINDOW = 1_000;
 
@@ -298,5 +298,27 @@ describe('RateGate with a shared budget', () => {
     // The requests queued behind each take (the first one starts before the others are queued).
     expect(await waitingSeen('bucket')).toEqual([0, 3, 2, 1, 0]);
     expect(await waitingSeen('window')).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('tells the shared budget when each of its takes ended, with news or without (no headers, a network error)', async () => {
+    const observed: SharedObservation[] = [];
+    let seq = 0;
+    const shared: SharedBudget = {
+      take: async () => ({ waitMs: 0, seq: ++seq }),
+      observe: (o) => observed.push(o),
+      state: () => ({ mode: 'shared', limit: 100, burst: 100, tokens: 100, processes: [], share: 2 }),
+    };
+    const gate = new RateGate({ limit: 100, burst: 100, windowMs: 60_000, clock: new ManualClock(), shared });
+    const first = await gate.acquire();
+    gate.release(first, { status: 200, headers: { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '90' } });
+    const second = await gate.acquire();
+    gate.release(second, { status: 200, headers: {} });
+    const third = await gate.acquire();
+    gate.release(third);
+    expect(observed.map((o) => [o.seq, o.remaining])).toEqual([
+      [1, 90],
+      [2, undefined],
+      [3, undefined],
+    ]);
   });
 });

@@ -27,6 +27,15 @@ async function proc(name: string, options: Partial<ConstructorParameters<typeof 
 }
 
 const view = (o: Partial<LocalView> = {}): LocalView => ({ limit: 10, burst: 5, windowMs: 60_000, remaining: undefined, resetInMs: undefined, ...o });
+/** Polls until `check` holds (a fire-and-forget observation has landed), for at most 2 s. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > 2_000) throw new Error('timed out waiting for Redis to show it');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 let n = 0;
 const freshDigest = () => credentialDigest(`test-key-${++n}-${Date.now()}`);
 
@@ -137,6 +146,78 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(taken).toBeLessThanOrEqual(28);
   });
 
+  it("counts a take still on its way when a later one's response comes back first: a window's limit is never overshot", async () => {
+    const digest = freshDigest();
+    const a = (await proc('order-a')).budget(digest, 'key:a');
+    const b = (await proc('order-b')).budget(digest, 'key:b');
+    const admin = new Redis(redis.url);
+    try {
+      const v = view({ limit: 600, burst: 200 });
+      // a's request (seq 1) is slow on its way; b's (seq 2) reaches the server first, which counts 1 of its 10.
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+      expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+      b.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
+      // Nine left by the server's count, but a's request will take one of them: eight more go, not nine.
+      let granted = 0;
+      while ((await b.take('normal', v)).waitMs === 0) granted++;
+      expect(granted).toBe(8);
+      // Its response, older news, only ends its take: the window stays spent.
+      a.observe({ seq: 1, serverLimit: 10, remaining: 8, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 8);
+      expect((await b.take('high', v)).waitMs).toBeGreaterThan(4_000);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it("a take sent just before a fixed window's end counts in the next window until a response says otherwise", async () => {
+    const digest = freshDigest();
+    const a = (await proc('edge-a')).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    try {
+      // The server: 10 per 1 s window. Ten taken, nine answered; the tenth is still on its way at the edge.
+      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+      for (let seq = 1; seq <= 10; seq++) {
+        expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+        if (seq < 10) a.observe({ seq, serverLimit: 10, remaining: 10 - seq, resetInMs: 600, serverModel: 'window', pauseMs: undefined });
+      }
+      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '9');
+      expect((await a.take('normal', v)).waitMs).toBeGreaterThan(0);
+      // Past the edge (and with the bucket refilled): nine go in the new window, not ten.
+      await new Promise((r) => setTimeout(r, 1_100));
+      let granted = 0;
+      while ((await a.take('normal', v)).waitMs === 0) granted++;
+      expect(granted).toBe(9);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('tokens of a lease left unused go back to the shared bucket when it lapses, once', async () => {
+    const digest = freshDigest();
+    const clock = new ManualClock(Date.now());
+    const a = (await proc('return-a', { clock })).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    const tokens = async () => Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
+    try {
+      const v = view({ limit: 6, burst: 40 }); // one token in 10 s: nothing refills meanwhile to speak of
+      expect(await a.take('normal', { ...v, waiting: 9 })).toEqual({ waitMs: 0, seq: 1 });
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+      // Four taken (a tenth of the burst), two handed out; the other two lapse unsent at 250 ms and return.
+      expect(await tokens()).toBeLessThan(36.1);
+      await clock.advance(250);
+      await until(async () => (await tokens()) >= 38);
+      expect(await tokens()).toBeLessThan(38.1);
+      expect(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).toEqual(['1', '2']);
+      // A lapsed lease is not returned twice, and the next take asks Redis for seq 5.
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 5 });
+      expect(await tokens()).toBeLessThan(37.1);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('keys carry a hash tag and a digest, never the credential', async () => {
     const secret = 'ib_live_supersecret_key';
     const budgets = await proc('k');
@@ -145,7 +226,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const [bucket, processes] = budgetKeys(credentialDigest(secret));
     expect(keys).toEqual(expect.arrayContaining([bucket, processes]));
     expect(keys.join(' ')).not.toContain(secret);
-    for (const k of [bucket, processes]) expect(/\{[0-9a-f]{32}\}/.exec(k)?.[0]).toBe(`{${credentialDigest(secret)}}`);
+    for (const k of budgetKeys(credentialDigest(secret))) expect(/\{[0-9a-f]{32}\}/.exec(k)?.[0]).toBe(`{${credentialDigest(secret)}}`);
     // One slot for both keys, as Redis Cluster needs for one script.
     expect(await budgets.redis.pttl(bucket)).toBeGreaterThan(0);
   });

@@ -14,7 +14,8 @@
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
  *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint, tokens wanted
  *         observe: server limit, remaining, take seq, reset in ms, server model, pause ms
- *                  (every header left empty: the take's request ended without news)
+ *                  (every header left empty: the take's request ended without news), then
+ *                  the seqs of other takes whose requests ended meanwhile
  *         return:  first seq, count: leased takes never sent, back into the bucket
  * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1},
  *         for `take` then {tokens granted (seqs seq-granted+1 .. seq), ms they stay valid}, and
@@ -140,6 +141,8 @@ elseif op == 'observe' then
     paused = math.max(paused, now + pause)
     tokens = 0
   end
+  -- Only now: they may have reached the server after the take above, so its count lacks them.
+  if #ARGV >= 12 then redis.call('ZREM', KEYS[3], unpack(ARGV, 12)) end
 elseif op == 'return' then
   -- Leased tokens that lapsed unsent never reach the server: its bucket still has them.
   local first = tonumber(ARGV[6]) or 0

@@ -218,6 +218,28 @@ describe('RedisBudgets (against a real redis-server)', () => {
     }
   });
 
+  it('responses that arrive together reach Redis in one call: the newest news, and every take ended', async () => {
+    const digest = freshDigest();
+    const a = (await proc('batch-a')).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    const scriptCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
+    try {
+      const v = view({ limit: 600, burst: 200 });
+      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+      const before = await scriptCalls();
+      a.observe({ seq: 3, serverLimit: 100, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+      a.observe({ seq: 2, serverLimit: 100, remaining: 51, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+      a.observe({ seq: 1, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
+      expect(await scriptCalls()).toBe(before + 1);
+      expect(await admin.hmget(budgetKeys(digest)[0], 'obsseq', 'limit')).toEqual(['3', '100']);
+      // The bucket holds what the newest response said was left.
+      expect(Number(await admin.hget(budgetKeys(digest)[0], 'tokens'))).toBeLessThan(51);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('keys carry a hash tag and a digest, never the credential', async () => {
     const secret = 'ib_live_supersecret_key';
     const budgets = await proc('k');

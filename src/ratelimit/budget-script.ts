@@ -122,11 +122,14 @@ elseif op == 'observe' then
   local takeSeq = tonumber(ARGV[8]) or 0
   redis.call('ZREM', KEYS[3], takeSeq)
   -- Only a response to a later take than the last one used is news. Not in its count: the takes
-  -- after it, and the earlier ones still outstanding (requests overtake each other on the way,
-  -- most at a window's start, when every process sends at once; some were sent in the last one).
+  -- after it, and in a fixed window the earlier ones still outstanding (requests overtake each
+  -- other on the way, most at a window's start, when every process sends at once; some were sent
+  -- in the last one). Not in a bucket: most of those were counted, their responses still on the
+  -- way, and the tokens, never raised by a response, would stay that much below the server's.
   if remaining and takeSeq > obsseq and takeSeq <= seq then
     obsseq = takeSeq
-    local overtaken = redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. takeSeq)
+    local overtaken = 0
+    if ARGV[10] ~= 'bucket' then overtaken = redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. takeSeq) end
     local estimate = math.max(0, remaining - (seq - takeSeq) - overtaken)
     tokens = math.min(tokens, estimate)
     local resetIn = tonumber(ARGV[9])

@@ -171,6 +171,24 @@ describe('RedisBudgets (against a real redis-server)', () => {
     }
   });
 
+  it('in a token bucket, what a response says is left is lowered by the takes after it only', async () => {
+    const digest = freshDigest();
+    const a = (await proc('order-bucket')).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    try {
+      const v = view({ limit: 6, burst: 200 }); // nothing refills meanwhile to speak of
+      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+      // Seq 1's response is still on its way; the server had counted it when it answered seq 2 with 50 left.
+      a.observe({ seq: 2, serverLimit: undefined, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
+      const tokens = Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
+      expect(tokens).toBeGreaterThanOrEqual(49);
+      expect(tokens).toBeLessThan(49.1);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it("a take sent just before a fixed window's end counts in the next window until a response says otherwise", async () => {
     const digest = freshDigest();
     const a = (await proc('edge-a')).budget(digest, 'key:a');

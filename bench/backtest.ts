@@ -6,10 +6,11 @@
  *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
- * - a 16-set sweep of rebalance-front-run, on one worker and on one per core.
+ * - a 16-set sweep of rebalance-front-run, on one thread and on one per core (each in its own process).
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,27 +161,23 @@ function bare(path: string, indexes: number, years: number): { rows: number; sec
 }
 
 interface SweepFigures {
-  serialSeconds: number;
-  parallelSeconds: number;
-  workers: number;
-  /** Every run's report.json the same bytes on one worker and on several. */
-  same: boolean;
+  seconds: number;
+  /** SHA-256 of each run's report.json, in the jobs' order. */
+  reports: string[];
 }
 
-/** A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year: one worker, then one per core. */
-async function sweep(path: string): Promise<SweepFigures> {
+/**
+ * A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year, on `workers`
+ * threads. Serial and parallel each run in a process of their own, set up alike (the code
+ * loaded, nothing run yet): neither gains from what the other warmed.
+ */
+async function sweep(path: string, workers: number): Promise<SweepFigures> {
   const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
   const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
   const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
-  const timed = async (workers: number) => {
-    const t = performance.now();
-    const reports = (await runSweep({ db: path, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
-    return { seconds: (performance.now() - t) / 1000, reports };
-  };
-  const workers = availableParallelism();
-  const serial = await timed(1);
-  const parallel = await timed(workers);
-  return { serialSeconds: serial.seconds, parallelSeconds: parallel.seconds, workers, same: parallel.reports.every((r, i) => r === serial.reports[i]) };
+  const t = performance.now();
+  const reports = (await runSweep({ db: path, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
+  return { seconds: (performance.now() - t) / 1000, reports: reports.map((r) => createHash('sha256').update(r).digest('hex')) };
 }
 
 function child<T>(args: string[]): T {
@@ -222,11 +219,13 @@ export async function run(): Promise<void> {
       }
     }
     // In its own process too: the sweep loads the strategy file, whose `indexbot` import resolves to src/ only under the condition the children get.
-    const sweep = child<SweepFigures>(['--sweep', path]);
-    const same = sweep.same;
-    summary.sweep_speedup = (sweep.serialSeconds / sweep.parallelSeconds).toFixed(2);
+    const workers = availableParallelism();
+    const serial = child<SweepFigures>(['--sweep', path, '1']);
+    const parallel = child<SweepFigures>(['--sweep', path, String(workers)]);
+    const same = parallel.reports.every((r, i) => r === serial.reports[i]);
+    summary.sweep_speedup = (serial.seconds / parallel.seconds).toFixed(2);
     console.log(
-      `  sweep of 16 parameter sets (rebalance-front-run, 10x1): 1 worker ${sweep.serialSeconds.toFixed(1)} s, ${sweep.workers} workers ${sweep.parallelSeconds.toFixed(1)} s, speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+      `  sweep of 16 parameter sets (rebalance-front-run, 10x1), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s, ${workers} workers ${parallel.seconds.toFixed(1)} s, speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
     );
     if (!same) process.exitCode = 1;
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
@@ -241,7 +240,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
-  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!)));
+  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

@@ -1,15 +1,28 @@
-/** A sweep's worker thread: runs the backtests it is sent, one at a time, and sends each result back. */
+/** A sweep's worker thread: takes jobs from the counter it shares with the other threads, runs them one at a time, and sends each result back. */
 import { parentPort } from 'node:worker_threads';
 import { IndexbotError } from '../core/index.ts';
-import { type SweepJob, type SweepSettings, type WorkerReply, runJob } from './sweep.ts';
+import { type SweepWork, type WorkerReply, runJob } from './sweep.ts';
 
-parentPort!.on('message', async (m: { db: string; settings: SweepSettings; job: SweepJob }) => {
-  let reply: WorkerReply;
-  try {
-    reply = { ok: true, result: await runJob(m.db, m.settings, m.job) };
-  } catch (e) {
-    const error = e instanceof Error ? e : new Error(String(e));
-    reply = { ok: false, name: error.name, message: error.message, code: e instanceof IndexbotError ? e.code : undefined, kind: e instanceof IndexbotError ? e.kind : undefined, stack: error.stack };
+parentPort!.once('message', async (work: SweepWork) => {
+  const next = new Int32Array(work.next);
+  for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
+    let reply: WorkerReply;
+    try {
+      reply = { index, ok: true, result: await runJob(work.db, work.settings, work.jobs[index]!) };
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      parentPort!.postMessage({
+        index,
+        ok: false,
+        name: error.name,
+        message: error.message,
+        code: e instanceof IndexbotError ? e.code : undefined,
+        kind: e instanceof IndexbotError ? e.kind : undefined,
+        stack: error.stack,
+      } satisfies WorkerReply);
+      return;
+    }
+    parentPort!.postMessage(reply);
   }
-  parentPort!.postMessage(reply);
+  parentPort!.postMessage({ index: null } satisfies WorkerReply);
 });

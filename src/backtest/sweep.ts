@@ -23,7 +23,7 @@ export interface SweepOptions {
   db: string;
   settings: SweepSettings;
   jobs: readonly SweepJob[];
-  /** Worker threads; 1 runs every job in this thread. @default the number of cores */
+  /** Threads running backtests, this one included (so `workers - 1` worker threads); 1 runs every job in this thread. @default the number of cores */
   workers?: number;
   logger?: Logger;
   /** Each finished run, in the order they finish. */
@@ -44,40 +44,62 @@ export async function runJob(db: string, settings: SweepSettings, job: SweepJob,
 }
 
 /**
- * Runs a sweep's backtests, on worker threads when there is more than one worker and one
- * job. Results come back in the jobs' order whatever order the runs finish in.
+ * Runs a sweep's backtests on `workers` threads: this one, which has the code loaded and
+ * warm, and `workers - 1` worker threads. Each thread takes the next job from a counter they
+ * share as soon as it is free, so no thread idles while jobs remain and none waits on this
+ * thread to hand it work. Results come back in the jobs' order whatever order the runs finish
+ * in. On a failure no job starts any more; the first error (in the jobs' order among those
+ * that ran) is thrown once the runs in flight are done or stopped.
  */
 export async function runSweep(o: SweepOptions): Promise<BacktestResult[]> {
-  const workers = Math.min(o.workers ?? availableParallelism(), o.jobs.length);
-  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
-  const results: BacktestResult[] = new Array(o.jobs.length);
+  const threads = Math.min(o.workers ?? availableParallelism(), o.jobs.length);
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WORKERS) throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
+  const total = o.jobs.length;
+  const results: BacktestResult[] = new Array(total);
+  const errors: { index: number; error: Error }[] = [];
+  const next = new Int32Array(new SharedArrayBuffer(4));
   let done = 0;
-  if (workers === 1) {
-    for (const [i, job] of o.jobs.entries()) {
-      results[i] = await runJob(o.db, o.settings, job, o.logger);
-      o.onRun?.(++done, o.jobs.length);
-    }
-    return results;
-  }
-  let next = 0;
-  const threads = Array.from({ length: workers }, () => startWorker());
+  const finished = (index: number, result: BacktestResult) => {
+    results[index] = result;
+    o.onRun?.(++done, total);
+  };
+  const failed = (index: number, error: Error) => {
+    errors.push({ index, error });
+    // No thread takes another job.
+    Atomics.store(next, 0, total);
+  };
+  const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, next: next.buffer as SharedArrayBuffer };
+  const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed));
   try {
-    await Promise.all(
-      threads.map(async (w) => {
-        for (let i = next++; i < o.jobs.length; i = next++) {
-          results[i] = await w.run({ db: o.db, settings: o.settings, job: o.jobs[i]! });
-          o.onRun?.(++done, o.jobs.length);
-        }
-      }),
-    );
+    for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
+      try {
+        finished(i, await runJob(o.db, o.settings, o.jobs[i]!, o.logger));
+      } catch (e) {
+        failed(i, e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+    // After a failure here, the workers' runs are stopped, not waited for.
+    if (errors.length === 0) await Promise.race([Promise.all(workers.map((w) => w.done)), ...workers.map((w) => w.failedOnce)]);
   } finally {
-    await Promise.all(threads.map((w) => w.close()));
+    await Promise.all(workers.map((w) => w.close()));
   }
+  if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
   return results;
 }
 
-/** A message back from the worker: a result, or the error it threw (rebuilt here with its code). */
-export type WorkerReply = { ok: true; result: BacktestResult } | { ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string };
+/** What each worker is given once: every job, and the counter the threads take them from. */
+export interface SweepWork {
+  db: string;
+  settings: SweepSettings;
+  jobs: readonly SweepJob[];
+  next: SharedArrayBuffer;
+}
+
+/** A message back from a worker: a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
+export type WorkerReply =
+  | { index: number; ok: true; result: BacktestResult }
+  | { index: number; ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string }
+  | { index: null };
 
 /**
  * The worker's file beside this one: `.js` in the built package; `.ts` when running from
@@ -97,30 +119,44 @@ function workerSource(): { code: string | URL; eval: boolean } {
   };
 }
 
-function startWorker() {
+function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult) => void, failed: (index: number, error: Error) => void) {
   const source = workerSource();
   const worker = new Worker(source.code, { eval: source.eval });
-  let pending: { resolve: (r: BacktestResult) => void; reject: (e: Error) => void } | undefined;
-  const fail = (e: Error) => {
-    pending?.reject(e);
-    pending = undefined;
+  let running = true;
+  let resolveDone!: () => void;
+  let resolveFailed!: () => void;
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  // Settles only when the worker failed: the sweep then stops waiting for the others.
+  const failedOnce = new Promise<void>((resolve) => {
+    resolveFailed = resolve;
+  });
+  const lost = (e: Error) => {
+    if (!running) return;
+    running = false;
+    failed(Number.MAX_SAFE_INTEGER, e);
+    resolveFailed();
   };
   worker.on('message', (reply: WorkerReply) => {
-    const p = pending;
-    pending = undefined;
-    if (reply.ok) p?.resolve(reply.result);
-    else p?.reject(rebuild(reply));
+    if (reply.index === null) {
+      running = false;
+      resolveDone();
+    } else if (reply.ok) finished(reply.index, reply.result);
+    else {
+      running = false;
+      failed(reply.index, rebuild(reply));
+      resolveFailed();
+    }
   });
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`a sweep worker exited (code ${code}) before its run finished`)));
+  worker.on('error', lost);
+  worker.on('exit', (code) => lost(new Error(`a sweep worker exited (code ${code}) before its runs finished`)));
+  worker.postMessage(work);
   return {
-    run(message: { db: string; settings: SweepSettings; job: SweepJob }): Promise<BacktestResult> {
-      return new Promise((resolve, reject) => {
-        pending = { resolve, reject };
-        worker.postMessage(message);
-      });
-    },
+    done,
+    failedOnce,
     async close(): Promise<void> {
+      running = false;
       await worker.terminate();
     },
   };

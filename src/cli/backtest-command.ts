@@ -75,7 +75,7 @@ export function registerBacktestCommand(program: Command): void {
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables')
-      .option('--workers <n>', `a sweep's runs at once, each on a worker thread (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS)),
+      .option('--workers <n>', `a sweep's runs at once, on this thread and worker threads (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS)),
     'config',
     'db',
     ...LOG_FLAGS,

@@ -43,7 +43,11 @@ export function registerOptimizeCommand(program: Command): void {
       .option('--seed <n>', 'the same seed gives the same trials', intOption(0, 2 ** 32 - 1), 1)
       .option('--startup <n>', 'random trials before TPE takes over', intOption(1, 10_000), 10)
       .option('--batch <n>', 'trials proposed together from the same finished trials and run at once (part of the study: it changes the trials)', intOption(1, MAX_WORKERS), 1)
-      .option('--workers <n>', `a batch's trials at once, each on a worker thread (default the number of cores, ${availableParallelism()}; never changes the trials)`, intOption(1, MAX_WORKERS))
+      .option(
+        '--workers <n>',
+        `a batch's trials at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}; never changes the trials)`,
+        intOption(1, MAX_WORKERS),
+      )
       .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption, [])
       .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
       .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')

@@ -25,7 +25,7 @@ describe('sweeps on worker threads', () => {
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
   }, 180_000);
 
-  it('an error in a worker reaches the caller with its code', async () => {
+  it('an error in a run on this thread reaches the caller with its code', async () => {
     const db = buildCache();
     const e = await runSweep({
       db,
@@ -38,6 +38,16 @@ describe('sweeps on worker threads', () => {
     }).catch((x: unknown) => x);
     expect((e as { code: string }).code).toBe('BACKTEST_NO_DATA');
     expect((e as Error).message).toContain('no cached 1h history for nope');
+  }, 180_000);
+
+  it('an error on a worker thread reaches the caller with its code and file', async () => {
+    const db = buildCache();
+    const slow = new URL('../fixtures/backtest/main-thread-only.ts', import.meta.url).pathname;
+    const e = await runSweep({ db, settings: { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H }, jobs: [0, 1, 2, 3].map((run) => ({ file: slow, params: { run } })), workers: 2 }).catch(
+      (x: unknown) => x,
+    );
+    expect((e as { code: string }).code).toBe('STRATEGY_LOAD');
+    expect((e as Error).message).toContain('main-thread-only.ts:11: failed to load: not on a worker thread');
   }, 180_000);
 
   it('refuses a worker count out of range, naming it', async () => {

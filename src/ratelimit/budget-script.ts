@@ -100,14 +100,15 @@ if op == 'take' then
     if prio == 1 then hold1 = math.max(hold1, now + wait + 250) end
   else
     -- A process with more work queued may take more than one token per call, from what is
-    -- left above the reserve this priority must leave. Not in a fixed window: a token taken
-    -- near its end and sent after it would count in the next one.
-    granted = 1
-    if not wrem then granted = math.max(1, math.min(math.floor(tonumber(ARGV[9]) or 1), 1 + math.floor(tokens - need))) end
+    -- left above the reserve this priority must leave. In a fixed window too: one taken near
+    -- its end and sent after it stays outstanding, so the next window counts it.
+    local room = 1 + math.floor(tokens - need)
+    if wrem then room = math.min(room, 1 + math.floor(wrem - need)) end
+    granted = math.max(1, math.min(math.floor(tonumber(ARGV[9]) or 1), room))
     tokens = tokens - granted
     for s = seq + 1, seq + granted do redis.call('ZADD', KEYS[3], s, s) end
     seq = seq + granted
-    if wrem then wrem = wrem - 1 end
+    if wrem then wrem = wrem - granted end
     -- Unused ones lapse soon.
     leaseMs = 250
   end
@@ -151,8 +152,13 @@ elseif op == 'return' then
   local first = tonumber(ARGV[6]) or 0
   local count = math.max(0, math.min(tonumber(ARGV[7]) or 0, seq - first + 1))
   if first > 0 and count > 0 then
-    local unsent = redis.call('ZREMRANGEBYSCORE', KEYS[3], first, first + count - 1)
-    tokens = math.min(burst, tokens + unsent)
+    local last = first + count - 1
+    -- The tokens were lowered for those after the newest response used (a bucket's estimate
+    -- leaves out earlier outstanding takes); a window's remaining, for every one outstanding.
+    local unsentAfter = redis.call('ZCOUNT', KEYS[3], math.max(first, obsseq + 1), last)
+    local unsent = redis.call('ZREMRANGEBYSCORE', KEYS[3], first, last)
+    tokens = math.min(burst, tokens + unsentAfter)
+    if wrem then wrem = math.min(limit, wrem + unsent) end
   end
 end
 

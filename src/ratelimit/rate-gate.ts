@@ -274,9 +274,7 @@ export class RateGate {
       windowMs: this.windowMs,
       remaining: this.estimatedRemaining,
       resetInMs: window ? this.resetAt! - now : undefined,
-      // Tokens taken ahead only where the server refills continuously: in a fixed window one
-      // taken near its end and sent after it counts in the next.
-      waiting: this.serverModel === 'bucket' ? this.admission.size : 0,
+      waiting: this.admission.size,
     };
   }
 

@@ -23,7 +23,7 @@ export interface LocalView {
   remaining: number | undefined;
   /** Until when that holds, in ms from now (a fixed window's reset). */
   resetInMs: number | undefined;
-  /** Requests queued at the gate behind this one that one round trip may take tokens for too (0 unless the server is a token bucket). @default 0 */
+  /** Requests queued at the gate behind this one that one round trip may take tokens for too. @default 0 */
   waiting?: number;
 }
 

@@ -9,7 +9,7 @@ import { RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
-import { RetentionJob, RunLock, SnapshotStore, failureFields } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
 
@@ -31,6 +31,11 @@ export interface DaemonOptions {
   /** Reload a strategy whose file changes, without a restart (`--watch`). */
   watch?: boolean;
   onReload?: (strategy: string, refused?: string) => void;
+  /**
+   * The demo's database: deleted once the lock is ours (so never under a running bot), if a
+   * demo made it or `evenUnmarked`, and marked as the demo's again.
+   */
+  demoDatabase?: { evenUnmarked: boolean };
 }
 
 /** A running bot: its store, client and poller, and how to stop them in order. */
@@ -61,7 +66,9 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   // What is running, to stop (in reverse) before the store closes if a later step fails.
   const started: (() => unknown)[] = [];
   try {
+    if (options.demoDatabase) removeDemoDatabase(config.db, options.demoDatabase.evenUnmarked);
     store = SnapshotStore.open(config.db);
+    if (options.demoDatabase) markDemoDatabase(store, Date.now());
     const faces = new RemoteFaces(config, logger);
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
@@ -36,15 +35,14 @@ export function registerDemoCommand(program: Command): void {
     .option('--speed <x>', `simulated seconds per real second, 1 to ${MAX_SPEED}`, numberOption(1, MAX_SPEED), 1440)
     .option('--seed <n>', 'seed of the simulated market', seedOption, 1)
     .addOption(new Option('--duration-s <s>', 'stop by itself after this many seconds').env('INDEXBOT_DEMO_DURATION_S').argParser(intOption(1, Math.floor(MAX_TIMER_MS / 1000))))
-    .option('--db <file>', 'SQLite file of the demo (started afresh each run)', 'data/demo.db')
+    .option('--db <file>', 'SQLite file of the demo, started afresh each run: a new file or one a demo made', 'data/demo.db')
     .option('--strategies <dir>', 'strategy modules to run', 'strategies')
     .option('--watch', 'reload a strategy whose file changes, without a restart', false)
     .option('--http <addr>', 'loopback host:port of the dashboard and API (default a free port)', loopbackAddress, { host: '127.0.0.1', port: 0 })
-    .action(async (opts: DemoOptions) => {
+    .action(async (opts: DemoOptions, command: Command) => {
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);
       const simTime = () => new Date(sandbox.clock.now()).toISOString().slice(0, 16).replace('T', ' ');
-      for (const suffix of ['', '-wal', '-shm']) rmSync(`${opts.db}${suffix}`, { force: true });
       out(`indexbot demo: sandbox at ${sandbox.baseUrl}, simulated clock x${opts.speed} (a simulated day every ${(86400 / opts.speed).toFixed(0)} s), cache ${opts.db}`);
       const config: Config = {
         file: undefined,
@@ -83,6 +81,8 @@ export function registerDemoCommand(program: Command): void {
         },
         strategyClock: { ...systemClock, now: () => sandbox.clock.now() },
         watch: opts.watch,
+        // data/demo.db is the demo's whoever made it; a file named with --db only if a demo made it.
+        demoDatabase: { evenUnmarked: command.getOptionValueSource('db') === 'default' },
         onReload: (strategy, refused) => out(refused ? `reload ${strategy}: kept the running version: ${refused}` : `reload ${strategy}: the next event reaches the new code`),
         onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
         onFill: (strategy, f) =>

@@ -1,0 +1,39 @@
+import { existsSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { UsageError } from '../core/index.ts';
+import type { SnapshotStore } from './snapshot-store.ts';
+
+/** The runtime key that says a demo made this database. */
+const DEMO_MARK = 'demo';
+
+/**
+ * Deletes a database the demo made, so the next demo starts afresh; refuses any other (a
+ * backfilled cache, a bot's paper book), whatever its name: `--db` pointed at the wrong file
+ * must lose nothing. `evenUnmarked` lets the demo's own default path go although a demo from
+ * before the mark made it. Call with the run lock held: a running bot's file is never touched.
+ */
+export function removeDemoDatabase(path: string, evenUnmarked: boolean): void {
+  if (existsSync(path) && !evenUnmarked && !isDemoDatabase(path)) {
+    throw new UsageError(`--db ${path}: not a database the demo made, and the demo starts its database afresh (deleting it); name a new file, or leave --db out for data/demo.db`);
+  }
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+}
+
+/** Marks the store as the demo's, so a later demo may replace it. */
+export function markDemoDatabase(store: SnapshotStore, at: number): void {
+  store.setRuntime(DEMO_MARK, { madeAt: at }, at);
+}
+
+function isDemoDatabase(path: string): boolean {
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare('SELECT 1 FROM runtime WHERE key = ?').get(DEMO_MARK) !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    // Not SQLite, or without our tables: not the demo's.
+    return false;
+  }
+}

@@ -1,0 +1,71 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import type { NewEvent } from '../../src/detect/index.ts';
+import { RunLock, SnapshotStore } from '../../src/store/index.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+const demo = (db: string) => spawnSync(process.execPath, ['bin/indexbot.js', 'demo', '--db', db, '--duration-s', '2', '--speed', '2880'], { encoding: 'utf8', timeout: 60_000 });
+
+const event: NewEvent = {
+  id: 'rebalance.announced:sindex:rb_1',
+  type: 'rebalance.announced',
+  indexId: 'sindex',
+  occurredAt: 1,
+  detectedAt: 1,
+  payload: { rebalanceId: 'rb_1', announcedAt: 1, effectiveAt: 2, reason: 'manual', changes: [] },
+};
+
+/** A database some bot keeps: one event in its log. */
+function botDatabase(): string {
+  const db = tempDbPath();
+  const store = SnapshotStore.open(db);
+  store.appendEvents([event]);
+  store.close();
+  return db;
+}
+
+const eventCount = (db: string) => {
+  const store = SnapshotStore.open(db, { readonly: true });
+  try {
+    return store.lastEventSeq();
+  } finally {
+    store.close();
+  }
+};
+
+describe('demo --db', () => {
+  it('refuses a database it did not make, and deletes nothing', () => {
+    const db = botDatabase();
+    const run = demo(db);
+    expect(run.status).toBe(64);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `indexbot: --db ${db}: not a database the demo made, and the demo starts its database afresh (deleting it); name a new file, or leave --db out for data/demo.db [USAGE_INVALID]`,
+    ]);
+    expect(eventCount(db)).toBe(1);
+  });
+
+  it('starts afresh over a database a demo made, but never while a running bot holds it', () => {
+    const db = tempDbPath();
+    expect(demo(db).status).toBe(0);
+    const store = SnapshotStore.open(db);
+    store.appendEvents([{ ...event, id: 'rebalance.announced:sindex:left-from-before' }]);
+    store.close();
+    const before = eventCount(db);
+    const lock = RunLock.acquire(db);
+    try {
+      const run = demo(db);
+      expect(run.status).toBe(78);
+      expect(run.stderr).toMatch(/^indexbot: another indexbot \(pid \d+\) is already running on .* \[STORE_LOCKED\]\n$/);
+      expect(eventCount(db)).toBe(before);
+    } finally {
+      lock.release();
+    }
+    expect(demo(db).status).toBe(0);
+    const reopened = SnapshotStore.open(db, { readonly: true });
+    try {
+      expect(reopened.eventsAfter(0, 10_000).some((e) => e.id.endsWith('left-from-before'))).toBe(false);
+    } finally {
+      reopened.close();
+    }
+  });
+});

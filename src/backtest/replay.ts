@@ -132,6 +132,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     onFill: (_s, f, eventId) => fills.push({ ...f, eventId }),
     onReject: (_s, r, eventId) => rejections.push({ ...r, eventId }),
     onAlert: () => alerts++,
+    // The ledger is private and thrown away: the report takes fills, book and state from the runtime.
+    memoryOnly: true,
   });
 
   try {
@@ -227,7 +229,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       navs: navCloses.map(({ indexId, points }) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
       replayed: done,
       elapsedMs: performance.now() - started,
-      finalState: Object.fromEntries(ledger.strategies.stateEntries(name)),
+      finalState: Object.fromEntries(runtime.state(name)!),
     };
   } finally {
     ledger.close();

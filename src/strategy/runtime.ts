@@ -41,6 +41,12 @@ export interface RuntimeOptions {
   onFill?: (strategy: string, fill: Fill, eventId: string) => void;
   /** Each order the broker refused in a handler call that returned, with the event's id. */
   onReject?: (strategy: string, rejection: Rejection, eventId: string) => void;
+  /**
+   * Keep each strategy's state, book, fills and alerts in memory only (`state`, `book` and
+   * the callbacks give them), not in the store: a backtest, whose ledger is thrown away at
+   * the end, then writes nothing per event. Parked events are still stored. @default false
+   */
+  memoryOnly?: boolean;
 }
 
 /** Node clamps a longer timer to 1 ms. */
@@ -111,6 +117,11 @@ export class StrategyRuntime {
   /** A strategy's paper cash and open positions as committed, as numbers (views of the exact ledger). */
   book(strategy: string): BookView | undefined {
     return this.runners.find((x) => x.name === strategy)?.committedBookView;
+  }
+
+  /** A strategy's `ctx.state` as committed, key by key. */
+  state(strategy: string): Map<string, unknown> | undefined {
+    return this.runners.find((x) => x.name === strategy)?.committedState;
   }
 
   /** Names of the paused strategies. */
@@ -244,6 +255,10 @@ class StrategyRunner {
     return this.uncommittedSeq ?? this.events.cursor(this.consumer);
   }
 
+  get committedState(): Map<string, unknown> {
+    return new Map(this.state.keys().map((k) => [k, this.state.read(k)]));
+  }
+
   /** Made once per change of the book: a backtest reads it at every replayed point. */
   get committedBookView(): BookView {
     this.bookView ??= viewBook(this.book);
@@ -364,18 +379,24 @@ class StrategyRunner {
       const result = attempt === 1 && first !== undefined ? first : await this.attempt(event);
       if (result.ok) {
         if (!fromParked && this.settledWithoutEffect(event, result)) return true;
-        this.o.store.transaction(() => {
+        const record = !this.o.memoryOnly;
+        const commit = () => {
           const t = this.o.store.strategies;
-          for (const [k, json] of result.writes) t.setState(this.name, k, json);
-          if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
-          for (const key of result.touched) {
-            t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO });
+          if (record) {
+            for (const [k, json] of result.writes) t.setState(this.name, k, json);
+            if (result.book.cash !== this.book.cash) t.setCash(this.account, result.book.cash);
+            for (const key of result.touched) {
+              t.setPosition(this.account, result.book.positions.get(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO });
+            }
+            for (const f of result.fills) t.insertFill({ ...f, account: this.account, eventId: event.id });
+            for (const a of result.alerts) t.insertAlert(this.name, event.id, a.message, a.data, a.at);
           }
-          for (const f of result.fills) t.insertFill({ ...f, account: this.account, eventId: event.id });
-          for (const a of result.alerts) t.insertAlert(this.name, event.id, a.message, a.data, a.at);
           if (fromParked) t.unpark(this.name, event.seq);
           else this.events.setCursor(this.consumer, event.seq, this.clock.now());
-        });
+        };
+        // Memory only, a cursor move in the event log is all there is to commit.
+        if (record || fromParked) this.o.store.transaction(commit);
+        else commit();
         if (!fromParked) this.uncommittedSeq = undefined;
         this.state.apply(result.writes);
         if (result.book !== this.book) {

@@ -274,4 +274,46 @@ describe('StrategyRuntime', () => {
     expect(Object.fromEntries(store.strategies.stateEntries('reader'))).toEqual({ plan, count: 4 });
     store.close();
   });
+
+  it("memoryOnly: state, book and fills are the runtime's alone, none written to the store, and the same as a stored run", async () => {
+    const buyer = (): LoadedStrategy => ({
+      file: 'buyer.ts',
+      params: {},
+      strategy: defineStrategy({
+        name: 'buyer',
+        params: z.object({}),
+        on: {
+          'performance.updated': async (event, ctx) => {
+            ctx.state.set('last', event.payload.nav);
+            await ctx.broker.buy({ instrument: { kind: 'index', indexId: 'sindex' }, notionalUsd: 10 });
+          },
+        },
+      }),
+    });
+    const run = async (memoryOnly: boolean) => {
+      const store = SnapshotStore.open(tempDbPath());
+      store.appendEvents([perf(1, T0 + 1), perf(2, T0 + 2)]);
+      const fills: unknown[] = [];
+      const runtime = new StrategyRuntime({
+        store,
+        market: { ...store, navAt: (_i: string, at: number) => ({ nav: 100, asOf: at }) } as never,
+        strategies: [buyer()],
+        clock: new ManualClock(T0 + 5),
+        memoryOnly,
+        onFill: (_s, f) => fills.push(f),
+      });
+      await runtime.drain();
+      const stored = { state: store.strategies.stateEntries('buyer').size, fills: store.strategies.fills('strategy:buyer').length, cursor: store.cursor(consumerOf('buyer')) };
+      store.close();
+      return { state: Object.fromEntries(runtime.state('buyer')!), book: runtime.book('buyer'), fills, stored };
+    };
+    const memory = await run(true);
+    const stored = await run(false);
+    // The cursor lives in the event log, which moves either way.
+    expect(memory.stored).toEqual({ state: 0, fills: 0, cursor: 2 });
+    expect(stored.stored).toEqual({ state: 1, fills: 2, cursor: 2 });
+    expect(memory.state).toEqual({ last: 1002 });
+    expect(memory.fills).toHaveLength(2);
+    expect({ ...memory, stored: null }).toEqual({ ...stored, stored: null });
+  });
 });

@@ -32,8 +32,13 @@ export interface RunningRole {
 export async function startRole(config: Config, flags: RoleFlags, options: DaemonOptions, env: NodeJS.ProcessEnv = process.env): Promise<RunningRole> {
   const role = (flags.role ?? 'all') as Role;
   if (!ROLES.includes(role)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(flags.role)}`);
-  if (role === 'all') return startDaemon(config, options);
-  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, '--events', env);
+  if (role === 'all') {
+    // The environment may name the stream for every role of a deployment; the flag is asked for this one.
+    if (flags.events !== undefined)
+      throw new UsageError('--events: only a collector or a strategies runner uses the event stream; add --role collector or --role strategies (the default, --role all, is one process)');
+    return startDaemon(config, options);
+  }
+  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', env, 'the event stream');
   if (!eventsUrl) throw new ConfigError(`--role ${role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
   const { logger } = options;
   if (role === 'collector') {

@@ -5,7 +5,7 @@ import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
 import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
-import { isRedisUrl } from '../redis/index.ts';
+import { redisUrlProblem } from '../redis/index.ts';
 
 /**
  * The ranges of every number a user sets, here or by a flag of the same meaning. Durations
@@ -305,11 +305,15 @@ function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path:
   return { ...address, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
 }
 
-/** A Redis URL from the environment or the file (`env:NAME` read); the message never repeats it, as it may hold a password. */
-export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv): string | undefined {
+/**
+ * A Redis URL from the environment, the file (`env:NAME` read) or a flag, checked. The message
+ * names where it came from (`source`) and what is wrong, never the URL: it may hold a password.
+ */
+export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv, source = 'rateLimit.redis (or INDEXBOT_REDIS_URL)'): string | undefined {
   if (raw === undefined) return undefined;
-  const value = fromEnv(raw, 'rateLimit.redis', where, env);
-  if (!isRedisUrl(value)) throw new ConfigError(`${where}: rateLimit.redis (or INDEXBOT_REDIS_URL): expected a redis://, rediss://, redis-cluster://host:port[,host:port…] or rediss-cluster:// URL`);
+  const value = fromEnv(raw, source, where, env);
+  const problem = redisUrlProblem(value);
+  if (problem) throw new ConfigError(`${where}: ${source}: expected a redis://, rediss://, redis-cluster://host:port[,host:port…] or rediss-cluster:// URL (${problem})`);
   return value;
 }
 

@@ -43,15 +43,23 @@ export function parseClusterUrl(url: string): ClusterUrl | undefined {
   return { tls: m[1] === 'rediss', username: decode(m[2]), password: decode(m[3]), nodes };
 }
 
-/** Whether `url` is one `connectRedis` takes: redis://, rediss://, redis-cluster:// or rediss-cluster://. */
-export function isRedisUrl(url: string): boolean {
+/**
+ * Why `url` is not one `connectRedis` takes (redis://, rediss://, redis-cluster://,
+ * rediss-cluster://), without repeating it (it may hold a password); undefined if it is.
+ */
+export function redisUrlProblem(url: string): string | undefined {
   try {
-    if (parseClusterUrl(url)) return true;
-    const { protocol } = new URL(url);
-    return protocol === 'redis:' || protocol === 'rediss:';
-  } catch {
-    return false;
+    if (parseClusterUrl(url)) return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    return 'not a URL';
+  }
+  return protocol === 'redis:' || protocol === 'rediss:' ? undefined : `the scheme is ${protocol.slice(0, 20)}`;
 }
 
 /**

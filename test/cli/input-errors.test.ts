@@ -87,3 +87,15 @@ describe('config numbers out of range reach the user as one line with exit 78', 
     expectOneLine(await runCli(['run', '--config', config]), 78, config, 'Too big');
   });
 });
+
+describe('the event stream flag', { timeout: 60_000 }, () => {
+  it('a malformed --events URL is one line naming the flag and what is wrong, exit 78', async () => {
+    const res = await runCli(['run', '--role', 'strategies', '--events', 'redis-cluster://127.0.0.1:1,bad', '--db', tempDbPath()]);
+    expectOneLine(res, 78, '--events: the event stream: expected a redis://', 'host:port for each cluster node, got "bad"');
+    expect(res.stderr).not.toContain('rateLimit.redis');
+  });
+
+  it('--events without a role that uses it is refused, not ignored: exit 64', async () => {
+    expectOneLine(await runCli(['run', '--events', 'redis://127.0.0.1:1', '--base-url', 'http://127.0.0.1:9/v1', '--db', tempDbPath()]), 64, '--events', '--role collector');
+  });
+});

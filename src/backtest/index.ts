@@ -1,4 +1,4 @@
-export { runBacktest, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
+export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
 export { openCache } from './inputs.ts';
 export { buildReport, reportJson, REPORT_FORMAT, type BacktestReport } from './report.ts';
 export { renderTable, formatTable, pct, fixed } from './table.ts';

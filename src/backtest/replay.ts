@@ -50,7 +50,10 @@ export interface BacktestResult {
   /** The same inputs give the same id: it names the run, not the moment. */
   runId: string;
   strategy: { name: string; file: string; sourceHash: string; params: unknown };
+  /** `from` and `to` are the range replayed: the one asked for, less any hole before the first cached point or after the last (allowed by `allowGaps`). */
   settings: { indexes: string[]; from: number; to: number; interval: HistoryInterval; cash: number; feeBps: number; slippageBps: number; driftThreshold: number; maxGapMs: number; allowGaps: boolean };
+  /** The range asked for, when the cache held less of it and the run was narrowed to what it holds; else null. */
+  requested: TimeRange | null;
   coverage: IndexCoverage[];
   metrics: StrategyMetrics;
   benchmarks: { indexId: string; metrics: ReturnMetrics }[];
@@ -99,16 +102,22 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     feeBps: o.feeBps ?? 10,
     slippageBps: o.slippageBps ?? 5,
     driftThreshold: o.driftThreshold ?? 0.02,
-    maxGapMs: o.maxGapMs ?? 6 * step,
+    maxGapMs: o.maxGapMs ?? defaultMaxGapMs(interval),
     allowGaps: o.allowGaps ?? false,
   };
   if (!(o.from < o.to)) throw new RangeError(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
   const coverage = checkCoverage(o.cache, settings, step);
+  // Before the first cached point there is no price to trade or to hold: strategy and
+  // buy-and-hold alike are measured over the range the cache holds.
+  const held = { from: Math.min(...coverage.map((c) => c.first!)), to: Math.max(...coverage.map((c) => c.last!)) };
+  const requested = held.from > settings.from || held.to < settings.to ? { from: settings.from, to: settings.to } : null;
+  settings.from = Math.max(settings.from, held.from);
+  settings.to = Math.min(settings.to, held.to);
   const sourceHash = createHash('sha256').update(readFileSync(o.strategy.file)).digest('hex');
   const name = o.strategy.strategy.name;
   const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
 
-  let simNow = o.from;
+  let simNow = settings.from;
   const clock: Clock = { now: () => simNow, setTimeout: systemClock.setTimeout, clearTimeout: systemClock.clearTimeout };
   const ledger = SnapshotStore.open(':memory:');
   const log = new MemoryEventLog();
@@ -128,7 +137,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     // A deterministic handler that failed once fails again: park at once, and say so in the report.
     maxAttempts: 1,
     timeoutMs: o.timeoutMs,
-    startedAt: o.from,
+    startedAt: settings.from,
     onFill: (_s, f, eventId) => fills.push({ ...f, eventId }),
     onReject: (_s, r, eventId) => rejections.push({ ...r, eventId }),
     onAlert: () => alerts++,
@@ -139,7 +148,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   try {
     // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
     const atStart = new Map<string, Rebalance>();
-    for (const t of o.cache.rebalanceTransitions(settings.indexes, Number.MIN_SAFE_INTEGER, o.from)) {
+    for (const t of o.cache.rebalanceTransitions(settings.indexes, Number.MIN_SAFE_INTEGER, settings.from)) {
       atStart.set(t.record.id, asObserved(t.record, t.status));
       if (t.status === 'completed') market.completed(t.record);
     }
@@ -148,18 +157,18 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
         market.feed(
           indexId,
           [...atStart.values()].filter((r) => r.index_id === indexId),
-          o.from,
+          settings.from,
         ),
       );
     }
 
-    const total = coverage.reduce((a, c) => a + c.points, 0) + o.cache.rebalanceTransitionCount(settings.indexes, o.from, o.to);
+    const total = coverage.reduce((a, c) => a + c.points, 0) + o.cache.rebalanceTransitionCount(settings.indexes, settings.from, settings.to);
     // Status changes after `from`, read as the replay reaches them.
-    const transitions = o.cache.rebalanceTransitions(settings.indexes, o.from, o.to);
+    const transitions = o.cache.rebalanceTransitions(settings.indexes, settings.from, settings.to);
     let transition = transitions.next();
     // The report keeps daily closes, not every item: memory stays flat in the length of the history.
     const equity = new DailyCloses<EquityPoint>();
-    equity.start({ t: o.from, value: settings.cash, exposure: 0 });
+    equity.start({ t: settings.from, value: settings.cash, exposure: 0 });
     const bookValue = (t: number) => valueBook(runtime.book(name)!, market, t);
     const navs = new Map(settings.indexes.map((i) => [i, new DailyCloses<ValuePoint>()]));
     let done = 0;
@@ -181,7 +190,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     };
 
     try {
-      for (const moment of o.cache.history.replay(settings.indexes, interval, o.from, o.to)) {
+      for (const moment of o.cache.history.replay(settings.indexes, interval, settings.from, settings.to)) {
         const ts = moment.ts;
         // A status change at the same time as a point comes first: the point already shows its result.
         for (; !transition.done && transition.value.at <= ts; transition = transitions.next()) {
@@ -215,6 +224,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       runId,
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
       settings,
+      requested,
       coverage,
       metrics: strategyMetrics(equityCloses, fills),
       benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(points) })),
@@ -238,7 +248,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
 
 function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: number; to: number; interval: HistoryInterval; maxGapMs: number; allowGaps: boolean }, step: number): IndexCoverage[] {
   const coverage = s.indexes.map((indexId): IndexCoverage => {
-    return { indexId, ...cache.history.held(indexId, s.interval, s.from, s.to, step) };
+    const held = cache.history.held(indexId, s.interval, s.from, s.to, step);
+    if (held.points === 0) return { indexId, ...held };
+    const ends = edgeGaps(s, held.first!, held.last!, step);
+    return { indexId, ...held, gaps: [...(ends.before ? [ends.before] : []), ...held.gaps, ...(ends.after ? [ends.after] : [])] };
   });
   const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
   const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);
@@ -248,7 +261,7 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
       'BACKTEST_NO_DATA',
     );
   }
-  const large = coverage.flatMap((c) => c.gaps.filter((g) => g.to - g.from + step > s.maxGapMs).map((g) => `${c.indexId} ${new Date(g.from).toISOString()} .. ${new Date(g.to).toISOString()}`));
+  const large = coverage.flatMap((c) => c.gaps.filter((g) => isLargeGap(g, step, s.maxGapMs)).map((g) => `${c.indexId} ${new Date(g.from).toISOString()} .. ${new Date(g.to).toISOString()}`));
   if (large.length > 0 && !s.allowGaps) {
     throw new BacktestDataError(
       `the cached history has ${large.length} gap(s) longer than ${s.maxGapMs / 3_600_000} h (${large.slice(0, 3).join('; ')}${large.length > 3 ? '; …' : ''}); backfill them, or pass --allow-gaps to run anyway`,
@@ -257,6 +270,23 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
   }
   return coverage;
 }
+
+/**
+ * The holes between the ends of `range` and the first and last points held in it, as gaps
+ * like those between points: from the first missing point to the last.
+ */
+export function edgeGaps(range: TimeRange, first: number, last: number, step: number): { before: TimeRange | null; after: TimeRange | null } {
+  return {
+    before: first - range.from >= step ? { from: range.from, to: first - step } : null,
+    after: range.to - last >= step ? { from: last + step, to: range.to } : null,
+  };
+}
+
+/** The largest hole a run accepts by default: six intervals. */
+export const defaultMaxGapMs = (interval: HistoryInterval): number => 6 * INTERVAL_MS[interval];
+
+/** A gap longer than the largest a run accepts without `allowGaps`. */
+export const isLargeGap = (gap: TimeRange, step: number, maxGapMs: number): boolean => gap.to - gap.from + step > maxGapMs;
 
 /** The record as the feed showed it while it had `status`. */
 function asObserved(r: Rebalance, status: string): Rebalance {

@@ -31,12 +31,14 @@ export function buildReport(r: BacktestResult) {
   if (r.metrics.days < SHORT_WINDOW_DAYS) {
     warnings.push(`the window is ${r.metrics.days.toFixed(1)} days, under ${SHORT_WINDOW_DAYS}: CAGR and Sharpe annualise it and say little`);
   }
+  const narrowed = narrowedRange(r);
+  if (narrowed) warnings.push(narrowed);
   if (r.rejections.length > 0) warnings.push(`${r.rejections.length} order(s) were refused by the paper broker (see rejections)`);
   return {
     format: REPORT_FORMAT,
     runId: r.runId,
     strategy: { name: r.strategy.name, file: relative(process.cwd(), r.strategy.file), sourceHash: r.strategy.sourceHash, params: r.strategy.params },
-    settings: { ...r.settings, from: iso(r.settings.from), to: iso(r.settings.to) },
+    settings: { ...r.settings, from: iso(r.settings.from), to: iso(r.settings.to), requested: r.requested && { from: iso(r.requested.from), to: iso(r.requested.to) } },
     coverage: r.coverage.map((c) => ({ indexId: c.indexId, points: c.points, first: iso(c.first), last: iso(c.last), gaps: c.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to) })) })),
     conventions: METRIC_CONVENTIONS,
     warnings,
@@ -88,6 +90,15 @@ export function buildReport(r: BacktestResult) {
     /** Each index's value on its daily series: the buy-and-hold benchmarks. */
     benchmarkCurves: navs.map((n) => ({ indexId: n.indexId, points: n.points.map((p) => [p.t, num(p.value)]) })),
   };
+}
+
+/** The start of the warning of a run narrowed to the cached part of the range asked for. */
+export const NARROWED_PREFIX = 'the cache holds ';
+
+function narrowedRange(r: Pick<BacktestResult, 'settings' | 'requested'>): string | null {
+  if (!r.requested) return null;
+  const at = (t: number) => new Date(t).toISOString().slice(0, 16);
+  return `${NARROWED_PREFIX}${at(r.settings.from)} .. ${at(r.settings.to)} of the requested ${at(r.requested.from)} .. ${at(r.requested.to)}: the strategy and buy-and-hold figures cover ${at(r.settings.from)} .. ${at(r.settings.to)} only`;
 }
 
 export type BacktestReport = ReturnType<typeof buildReport>;

@@ -1,4 +1,4 @@
-import type { BacktestReport } from './report.ts';
+import { type BacktestReport, NARROWED_PREFIX } from './report.ts';
 
 type Num = number | null | undefined;
 export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
@@ -73,6 +73,8 @@ export function renderTable(report: BacktestReport): string {
     formatTable([head, ...rows]),
   ];
   if (short) lines.push(`(!) ${report.warnings[0]}`);
+  const narrowed = report.warnings.find((w) => w.startsWith(NARROWED_PREFIX));
+  if (narrowed) lines.push(`(!) ${narrowed}`);
 
   if (report.instruments.length > 0) {
     lines.push('', 'P&L by instrument (USD)');

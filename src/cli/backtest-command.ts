@@ -8,8 +8,11 @@ import {
   type BacktestResult,
   MAX_WORKERS,
   buildReport,
+  defaultMaxGapMs,
+  edgeGaps,
   fixed,
   formatTable,
+  isLargeGap,
   pct,
   renderHtml,
   renderSweepHtml,
@@ -19,10 +22,10 @@ import {
   runSweep,
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
-import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
+import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
 import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { SnapshotStore } from '../store/index.ts';
+import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
 
@@ -93,7 +96,7 @@ export function registerBacktestCommand(program: Command): void {
     const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const common = backtestInputs(flags, config, cache, logger);
+      const { held: _held, ...common } = backtestInputs(flags, config, cache, logger);
       let results: BacktestResult[];
       if (runs.length === 1) results = [await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress }))];
       else {
@@ -183,8 +186,13 @@ export interface BacktestInputFlags {
   allowGaps?: boolean;
 }
 
-/** The options every replay of a command shares (all but the strategy), with the range defaulting to what the cache holds. */
-export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy'> {
+/**
+ * The options every replay of a command shares (all but the strategy), with the range defaulting
+ * to what the cache holds, and `held`: the part of the range the cache holds. A hole between
+ * --from or --to and the cache's first or last point is a gap like any other: longer than the
+ * largest accepted, it stops the command unless --allow-gaps.
+ */
+export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy'> & { held: TimeRange } {
   const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
   const indexes = flags.indexes ?? span.indexIds;
   if (indexes.length === 0 || span.first === null) {
@@ -193,24 +201,38 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
   const from = flags.from ?? span.first;
   const to = flags.to ?? span.last!;
   checkRange({ flag: flags.from === undefined ? 'the first cached point' : '--from', at: from }, { flag: flags.to === undefined ? 'the last cached point' : '--to', at: to });
+  const iso = (t: number) => new Date(t).toISOString().slice(0, 16);
+  const holds = `${config.db} holds ${flags.interval} history from ${iso(span.first)} to ${iso(span.last!)}`;
   if (from > span.last! || to < span.first) {
-    const iso = (t: number) => new Date(t).toISOString().slice(0, 16);
-    throw new BacktestDataError(
-      `${from > span.last! ? `--from ${iso(from)}` : `--to ${iso(to)}`}: ${config.db} holds ${flags.interval} history from ${iso(span.first)} to ${iso(span.last!)} only; run \`indexbot backfill\` for other dates`,
-      'BACKTEST_NO_DATA',
-    );
+    throw new BacktestDataError(`${from > span.last! ? `--from ${iso(from)}` : `--to ${iso(to)}`}: ${holds} only; run \`indexbot backfill\` for other dates`, 'BACKTEST_NO_DATA');
+  }
+  const step = INTERVAL_MS[flags.interval];
+  const maxGapMs = flags.maxGapHours === undefined ? defaultMaxGapMs(flags.interval) : flags.maxGapHours * 3_600_000;
+  const ends = edgeGaps({ from, to }, span.first, span.last!, step);
+  if (!flags.allowGaps) {
+    const day = (t: number) => iso(t).slice(0, 10);
+    if (ends.before && isLargeGap(ends.before, step, maxGapMs)) {
+      throw new BacktestDataError(
+        `--from ${iso(from)}: ${holds} only; backfill from ${day(from)}, start at --from ${iso(span.first)}, or pass --allow-gaps to run over the cached part`,
+        'BACKTEST_GAP',
+      );
+    }
+    if (ends.after && isLargeGap(ends.after, step, maxGapMs)) {
+      throw new BacktestDataError(`--to ${iso(to)}: ${holds} only; backfill to ${day(to)}, end at --to ${iso(span.last!)}, or pass --allow-gaps to run over the cached part`, 'BACKTEST_GAP');
+    }
   }
   return {
     cache,
     indexes,
     from,
     to,
+    held: { from: Math.max(from, span.first), to: Math.min(to, span.last!) },
     interval: flags.interval,
     cash: flags.cash ?? config.strategies.paper.initialCash,
     feeBps: flags.feeBps ?? config.strategies.paper.feeBps,
     slippageBps: flags.slippageBps ?? config.strategies.paper.slippageBps,
     driftThreshold: config.driftThreshold,
-    maxGapMs: flags.maxGapHours === undefined ? undefined : flags.maxGapHours * 3_600_000,
+    maxGapMs: flags.maxGapHours === undefined ? undefined : maxGapMs,
     allowGaps: flags.allowGaps ?? false,
     timeoutMs: config.strategies.timeoutMs,
     logger: logger.child({ component: 'backtest' }),

@@ -66,7 +66,15 @@ export function registerOptimizeCommand(program: Command): void {
     withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { from, to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
+      // Over the part of the range the cache holds (a larger hole at either end stops at backtestInputs unless --allow-gaps).
+      const {
+        held: { from, to },
+        from: _from,
+        to: _to,
+        cache: _cache,
+        logger: runLogger,
+        ...settings
+      } = backtestInputs(flags, config, cache, logger);
       const identity = {
         strategy: loaded.strategy.name,
         sourceHash: createHash('sha256').update(readFileSync(loaded.file)).digest('hex'),

@@ -96,6 +96,39 @@ describe('backtest replay', () => {
     cache.close();
   });
 
+  it('counts the holes before the first cached point and after the last as gaps; allowed, strategy and buy-and-hold cover the same cached range', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    // Ten days before the first point (T0) and two days after the last (T0 + 119 h).
+    const options = { cache, strategy: await strategy('announce-buyer'), indexes: ['x', 'y'], from: T0 - 240 * H, to: T0 + 167 * H, feeBps: 0, slippageBps: 0 };
+    const e = await runBacktest(options).catch((x: unknown) => x);
+    expect((e as BacktestDataError).code).toBe('BACKTEST_GAP');
+    expect((e as Error).message).toContain('x 2025-02-19T00:00:00.000Z .. 2025-02-28T23:00:00.000Z');
+    expect((e as Error).message).toContain('x 2025-03-06T00:00:00.000Z .. 2025-03-07T23:00:00.000Z');
+    const r = await runBacktest({ ...options, allowGaps: true });
+    expect(r.coverage[0]!.gaps).toEqual([
+      { from: T0 - 240 * H, to: T0 - H },
+      { from: T0 + 120 * H, to: T0 + 167 * H },
+    ]);
+    expect(r.requested).toEqual({ from: T0 - 240 * H, to: T0 + 167 * H });
+    expect([r.settings.from, r.settings.to]).toEqual([T0, T0 + 119 * H]);
+    expect(r.equity[0]!.t).toBe(T0);
+    expect(r.equity.at(-1)!.t).toBe(T0 + 119 * H);
+    for (const b of r.benchmarks) expect(b.metrics.days).toBe(r.metrics.days);
+    // The rebalance of hour 30 trades at cached prices: nothing refused for want of a price.
+    expect(r.rejections.filter((x) => x.code === 'no_price')).toEqual([]);
+    // The same figures as a run asked for the cached range itself, and the report says why.
+    const exact = await runBacktest({ ...options, from: T0, to: T0 + 119 * H });
+    expect(r.fillsHash).toBe(exact.fillsHash);
+    expect(r.metrics).toEqual(exact.metrics);
+    expect(exact.requested).toBeNull();
+    const report = buildReport(r);
+    expect(report.settings.requested).toEqual({ from: '2025-02-19T00:00:00.000Z', to: '2025-03-07T23:00:00.000Z' });
+    expect(report.warnings).toContain(
+      'the cache holds 2025-03-01T00:00 .. 2025-03-05T23:00 of the requested 2025-02-19T00:00 .. 2025-03-07T23:00: the strategy and buy-and-hold figures cover 2025-03-01T00:00 .. 2025-03-05T23:00 only',
+    );
+    cache.close();
+  });
+
   it('names the backfill to run when the cache has no history for the range', async () => {
     const cache = SnapshotStore.open(buildCache(), { readonly: true });
     const s = await strategy('announce-buyer');

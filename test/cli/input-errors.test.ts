@@ -68,6 +68,32 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     );
   });
 
+  it('backtest: a --from or --to far outside the cache is a gap: one line naming the flag and what the cache holds, or with --allow-gaps a run over the cached part', async () => {
+    expectOneLine(
+      await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-10-01', '--to', '2026-11-05'], env),
+      64,
+      '--from 2026-10-01T00:00',
+      'holds 1h history from 2026-11-01T00:00',
+      'start at --from 2026-11-01T00:00',
+      '--allow-gaps',
+    );
+    expectOneLine(
+      await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-11-02', '--to', '2026-12-01'], env),
+      64,
+      '--to 2026-12-01T00:00',
+      'holds 1h history from 2026-11-01T00:00',
+    );
+    const out = join(dirname(db), 'narrowed');
+    const run = await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-10-01', '--to', '2026-11-05', '--allow-gaps', '--json', '--out', out], env);
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.settings.from).toBe('2026-11-01T00:00:00.000Z');
+    expect(report.settings.requested).toEqual({ from: '2026-10-01T00:00:00.000Z', to: '2026-11-05T00:00:00.000Z' });
+    expect(report.metrics.days).toBe(4);
+    expect(report.benchmarks.map((b: { days: number }) => b.days)).toEqual([4]);
+    expect(report.warnings.join('\n')).toContain('of the requested 2026-10-01T00:00 .. 2026-11-05T00:00');
+  });
+
   it('backfill: --from after --to, and --from in the future, are one line', async () => {
     expectOneLine(await runCli(['backfill', '--from', '2026-11-08', '--to', '2026-11-02', '--base-url', sandbox.baseUrl]), 64, '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z');
     expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');

@@ -10,11 +10,16 @@
  * 95 %); and the latency the shared gate adds to a request, i.e. the duration of each
  * take from the shared budget (one Lua script call on a local redis-server), p50 and p99.
  * First on each server, the reference: one process with its local gate alone (no Redis), the
- * figure the shared gate is to match. `BENCH_SECONDS` (default 8, 4 to 60) per point; the first
+ * figure the shared gate is to match. Between the two servers, the gates alone against the
+ * bucket (see `gateOnlyRow`): what the gates leave unused where the processes' CPU does not
+ * bound them, as on a loaded 2-core machine. `BENCH_SECONDS` (default 8, 4 to 60) per point; the first
  * window is left out of the figures.
  */
+import { setMaxListeners } from 'node:events';
 import { cpus, loadavg } from 'node:os';
+import { RateGate, RedisBudgets, credentialDigest } from '../src/ratelimit/index.ts';
 import { demoKey, startSandbox } from '../src/sandbox/index.ts';
+import { BucketLimiter } from '../src/sandbox/rate-limiter.ts';
 import { startFixedWindowServer } from '../test/helpers/fixed-window-server.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 import { type WorkerResult, runWorkers } from '../test/helpers/shared-gate-workers.ts';
@@ -30,6 +35,7 @@ if (!COUNTS.every((n) => Number.isInteger(n) && n >= 1 && n <= 16)) {
 const FIXED_LIMIT = 100;
 const BUCKET = { limit: 300, burst: 500 };
 const BUCKET_LABEL = 'token bucket (sandbox, 300/500 per 2 s)';
+const GATES_LABEL = 'gates only (in-process bucket, 1 ms each way)';
 const FIXED_LABEL = `fixed windows (${FIXED_LIMIT} per 2 s < basic 300)`;
 
 interface Row {
@@ -61,15 +67,69 @@ async function bucketRow(label: string, n: number, redisUrl: string | undefined)
   const sandbox = await startSandbox({ port: 0, apiKeys: [key], rateWindowMs: WINDOW_MS, speed: 0 });
   try {
     const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
-    const r = results.map((x) => x.result);
-    // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
-    const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
-    // What the server's bucket allowed after the first window: its refill, plus what it still held then.
-    const okInFirst = r.reduce((sum, x) => sum + Object.entries(x.okBySecond).reduce((t, [sec, c]) => (Number(sec) < firstWindowS ? t + c : t), 0), 0);
-    const heldThen = Math.max(0, Math.min(BUCKET.burst, BUCKET.burst + BUCKET.limit - okInFirst));
-    return row(label, n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS + heldThen);
+    return bucketRowOf(
+      label,
+      n,
+      results.map((x) => x.result),
+    );
   } finally {
     await sandbox.close();
+  }
+}
+
+function bucketRowOf(label: string, n: number, r: WorkerResult[]): Row {
+  // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
+  const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
+  // What the server's bucket allowed after the first window: its refill, plus what it still held then.
+  const okInFirst = r.reduce((sum, x) => sum + Object.entries(x.okBySecond).reduce((t, [sec, c]) => (Number(sec) < firstWindowS ? t + c : t), 0), 0);
+  const heldThen = Math.max(0, Math.min(BUCKET.burst, BUCKET.burst + BUCKET.limit - okInFirst));
+  return row(label, n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS + heldThen);
+}
+
+/**
+ * The gates alone, without HTTP or a process each (so without the CPU a 2-core machine runs
+ * short of): N rate gates in this process, each with its own Redis connection and id, 6 calls
+ * at a time each, against the sandbox's token bucket called in place 1 ms after admission and
+ * answering 1 ms later. The same counts as `bucketRow`; what the gates leave unused.
+ */
+async function gateOnlyRow(label: string, n: number, redisUrl: string | undefined): Promise<Row> {
+  const limiter = new BucketLimiter(WINDOW_MS, Date.now, true);
+  const budgets = redisUrl ? Array.from({ length: n }, (_, i) => new RedisBudgets({ url: redisUrl, processId: `bench-gate-${i}` })) : [];
+  await Promise.all(budgets.map((b) => b.ready()));
+  const digest = credentialDigest(`bench-gates-${n}-${Date.now()}`);
+  const start = Date.now();
+  const end = start + SECONDS * 1_000;
+  const abort = new AbortController();
+  setMaxListeners(n * 6 + 10, abort.signal);
+  const timer = setTimeout(() => abort.abort(), SECONDS * 1_000);
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
+  try {
+    const results = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const gate = new RateGate({ ...BUCKET, windowMs: WINDOW_MS, shared: budgets[i]?.budget(digest, 'bench') });
+        const result: WorkerResult = { okBySecond: {}, failedBySecond: {}, failed: 0, takeMs: [] };
+        await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            while (Date.now() < end) {
+              const permit = await gate.acquire('normal', abort.signal).catch(() => undefined);
+              if (!permit) return;
+              await pause();
+              const decision = limiter.take('bench', BUCKET);
+              await pause();
+              gate.release(permit, { status: decision.allowed ? 200 : 429, headers: decision.headers });
+              const second = Math.floor((Date.now() - start) / 1_000);
+              const counts = decision.allowed ? result.okBySecond : result.failedBySecond;
+              counts[second] = (counts[second] ?? 0) + 1;
+            }
+          }),
+        );
+        return result;
+      }),
+    );
+    return bucketRowOf(label, n, results);
+  } finally {
+    clearTimeout(timer);
+    await Promise.all(budgets.map((b) => b.close()));
   }
 }
 
@@ -104,6 +164,8 @@ export async function run(): Promise<void> {
     // The reference: what one process reaches with its local gate alone, on the same server in the same run.
     rows.push(await bucketRow(`${BUCKET_LABEL}, local gate alone`, 1, undefined));
     for (const n of COUNTS) rows.push(await bucketRow(BUCKET_LABEL, n, redis.url));
+    rows.push(await gateOnlyRow(`${GATES_LABEL}, local gate alone`, 1, undefined));
+    for (const n of COUNTS) rows.push(await gateOnlyRow(GATES_LABEL, n, redis.url));
     rows.push(await fixedRow(`${FIXED_LABEL}, local gate alone`, 1, undefined));
     for (const n of COUNTS) rows.push(await fixedRow(FIXED_LABEL, n, redis.url));
   } finally {

@@ -8,7 +8,8 @@
  * KEYS[1] hash: tokens, ts, limit, burst, paused (until), wrem/wreset (a fixed window's
  *         remaining and reset), seq (takes so far), obsseq (newest take a response was used
  *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then),
- *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when)
+ *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when),
+ *         wlast (the reset of the latest fixed window a response told)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
@@ -31,7 +32,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -46,6 +47,7 @@ local hold1 = tonumber(f[10]) or 0
 local hold2 = tonumber(f[11]) or 0
 local ckseq = tonumber(f[12]) or 0
 local ckat = tonumber(f[13]) or now
+local wlast = tonumber(f[14])
 local rate = limit / windowMs
 
 -- A take whose response never comes back (its process killed) stops counting as outstanding
@@ -137,7 +139,15 @@ elseif op == 'observe' then
     if ARGV[10] == 'bucket' then
       wrem = nil; wreset = nil
     elseif resetIn and resetIn > 0 then
-      wrem = estimate; wreset = now + resetIn
+      -- Which window it was counted in, by its reset (they are a second or more apart): one
+      -- already over, answered before its end, says nothing of the window now (its short
+      -- reset would start the next one afresh in the middle of this one).
+      local at = now + resetIn
+      if not wlast or at > wlast + 500 then
+        wrem = estimate; wreset = at; wlast = at
+      elseif wreset and at > wlast - 500 then
+        wrem = estimate; wreset = math.min(wreset, at)
+      end
     end
   end
   local pause = tonumber(ARGV[11])
@@ -166,6 +176,7 @@ local ttl = math.max(120000, windowMs * 3)
 -- Only a take creates the budget (with its hints); a heartbeat or a hint alone does not.
 if op == 'take' or not fresh then
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat)
+  if wlast then redis.call('HSET', KEYS[1], 'wlast', wlast) end
   if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
   if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end
   redis.call('PEXPIRE', KEYS[1], ttl)

@@ -212,6 +212,34 @@ describe('RedisBudgets (against a real redis-server)', () => {
     }
   });
 
+  it('a response from a window already over, answered before its end, does not start the next window afresh', async () => {
+    const digest = freshDigest();
+    const a = (await proc('stale-a')).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
+    try {
+      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+      // Window 1 (10 per window) ends in 300 ms; seqs 2 and 3 are taken before its end.
+      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+      a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await obsseq()) === '1');
+      await new Promise((r) => setTimeout(r, 350));
+      // Seq 2 reached the server in window 2 (ending in 5 s); seq 3 in window 1, answered just before its end.
+      a.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await obsseq()) === '2');
+      a.observe({ seq: 3, serverLimit: 10, remaining: 8, resetInMs: 20, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await obsseq()) === '3');
+      // Long enough for the bucket to refill and that short reset to pass: window 2 still has 9 at most.
+      await new Promise((r) => setTimeout(r, 1_100));
+      let granted = 0;
+      while ((await a.take('normal', v)).waitMs === 0) granted++;
+      expect(granted).toBeGreaterThanOrEqual(8);
+      expect(granted).toBeLessThanOrEqual(9);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('tokens of a lease left unused go back to the shared bucket when it lapses, once', async () => {
     const digest = freshDigest();
     const clock = new ManualClock(Date.now());

@@ -68,7 +68,7 @@ describe('research commands', () => {
     expect(page).not.toMatch(/<script src=|<link /);
     const bad = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '0d', '--test', '1d'], env);
     expect(bad.status).not.toBe(0);
-    expect(bad.stderr.split('\n')[0]).toBe(`error: option '--train <duration>' argument '0d' is invalid. expected a duration from 1h to 3650d, got "0d"`);
+    expect(bad.stderr).toBe(`indexbot: option '--train <duration>' argument '0d' is invalid. expected a duration from 1h to 3650d, got "0d" [USAGE_INVALID]\n`);
     const short = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '30d', '--test', '10d'], env);
     expect(short.status).toBe(78);
     expect(short.stderr).toBe('indexbot: the range holds 4.96 d of history, less than --train 30 d + --test 10 d; backfill more or shorten the windows [CONFIG_INVALID]\n');

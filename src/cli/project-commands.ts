@@ -15,15 +15,25 @@ export function registerProjectCommands(program: Command): void {
   program
     .command('init')
     .argument('[dir]', 'directory of the new project (created if missing)', '.')
-    .description('create a project for your strategies: package.json, tsconfig, an example strategy and its test, config; writes only new files (exit 78 and the name of a file that exists)')
+    .description(
+      'create a project for your strategies: package.json, tsconfig, an example strategy and its test, config; writes only new files (exit 78 and the name of a file that exists), but adds to a package.json there what it lacks',
+    )
     .action((dir: string) => {
       const target = resolve(dir);
-      const name = npmName(basename(target));
+      const packagePath = join(target, 'package.json');
+      const existing = existsSync(packagePath) ? readPackageJson(packagePath) : undefined;
+      const name = typeof existing?.name === 'string' ? existing.name : npmName(basename(target));
       const files = templateFiles(new URL('project/', TEMPLATES)).map(([path, text]) => [path, text.replaceAll('__NAME__', name)] as const);
-      files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
+      if (!existing) files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
       writeNewFiles(target, files);
+      const out = [`created ${name} in ${target}`];
+      if (existing) {
+        const { merged, changes } = mergePackageJson(existing, projectPackageJson(name));
+        writeFileSync(packagePath, `${JSON.stringify(merged, null, 2)}\n`);
+        out.push(changes.length > 0 ? `package.json: ${changes.join('; ')}` : 'package.json: had all it needs');
+      }
       const cd = dir === '.' ? '' : dir;
-      process.stdout.write(`created ${name} in ${target}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start      # the demo with your strategies\n  npm test\n`);
+      process.stdout.write(`${out.join('\n')}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start      # the demo with your strategies\n  npm test\n`);
     });
 
   program
@@ -55,7 +65,7 @@ function npmName(dir: string): string {
   );
 }
 
-function projectPackageJson(name: string): object {
+function projectPackageJson(name: string): PackageJson {
   const own = packageJson();
   const dev = own.devDependencies ?? {};
   return {
@@ -73,6 +83,55 @@ function projectPackageJson(name: string): object {
     devDependencies: { '@types/node': dev['@types/node'], typescript: dev.typescript, vitest: dev.vitest },
     engines: { node: '>=20.19' },
   };
+}
+
+type PackageJson = Record<string, unknown> & { scripts?: Record<string, string>; dependencies?: Record<string, string | undefined>; devDependencies?: Record<string, string | undefined> };
+
+function readPackageJson(path: string): PackageJson {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new IndexbotError(`${path}: not valid JSON (${(e as Error).message}); nothing was written`, 'FILE_INVALID', 'operational');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new IndexbotError(`${path}: expected a JSON object; nothing was written`, 'FILE_INVALID', 'operational');
+  return parsed as PackageJson;
+}
+
+/** What `npm init` puts in `scripts.test`: a placeholder, not a user's command. */
+const NPM_PLACEHOLDER_TEST = /^echo "Error: no test specified" && exit 1$/;
+
+/**
+ * A project's own package.json with what ours has and it lacks: scripts (npm's placeholder
+ * test replaced), dependencies it names in neither list (its own spec of indexbot, such as
+ * the tarball it was installed from, stays), engines, and `"type": "module"` (the strategies
+ * are ES modules). Nothing it sets is changed otherwise. Returns what changed, for the user.
+ */
+export function mergePackageJson(existing: PackageJson, ours: PackageJson): { merged: PackageJson; changes: string[] } {
+  const merged: PackageJson = { ...existing };
+  const changes: string[] = [];
+  if (merged.type !== 'module') {
+    changes.push(`type "module" (was ${merged.type === undefined ? 'unset' : JSON.stringify(merged.type)})`);
+    merged.type = 'module';
+  }
+  const scripts = { ...merged.scripts };
+  const addedScripts = Object.entries(ours.scripts ?? {}).filter(([k]) => scripts[k] === undefined || (k === 'test' && NPM_PLACEHOLDER_TEST.test(scripts[k]!)));
+  for (const [k, v] of addedScripts) scripts[k] = v;
+  if (addedScripts.length > 0) {
+    merged.scripts = scripts;
+    changes.push(`scripts ${addedScripts.map(([k]) => k).join(', ')}`);
+  }
+  for (const list of ['dependencies', 'devDependencies'] as const) {
+    const missing = Object.entries(ours[list] ?? {}).filter(([k]) => merged.dependencies?.[k] === undefined && merged.devDependencies?.[k] === undefined);
+    if (missing.length === 0) continue;
+    merged[list] = { ...merged[list], ...Object.fromEntries(missing) };
+    changes.push(`${list} ${missing.map(([k]) => k).join(', ')}`);
+  }
+  if (merged.engines === undefined && ours.engines !== undefined) {
+    merged.engines = ours.engines;
+    changes.push('engines');
+  }
+  return { merged, changes };
 }
 
 /** Every file under a template folder, as [path relative to it, text]. */

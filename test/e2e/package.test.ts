@@ -5,9 +5,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * What a user does, from the tarball: install it in a fresh directory outside the repo,
- * `npx indexbot init my-bot`, install the same tarball there, then typecheck, test, run the
- * demo with the example strategy, and import the package on plain Node. The npm cache is shared
+ * What a user does, from the tarball: install it in a fresh npm project outside the repo,
+ * `npx indexbot init .` there (and `init` of a new directory), `npm install`, then typecheck,
+ * test, run the demo with the example strategy, and import the package on plain Node. The npm cache is shared
  * and offline copies preferred.
  *
  * better-sqlite3 would be compiled from source by each install (no network for its prebuilt
@@ -69,17 +69,20 @@ describe('the published package', () => {
     const prebuilt = localPrebuild();
     const home = join(work, 'home');
     mkdirSync(home);
-    writeFileSync(join(home, 'package.json'), '{"name":"home","private":true}');
+    // The README's way in: `npm init -y`, `npm install indexbot`, `npx indexbot init .`.
+    writeFileSync(join(home, 'package.json'), JSON.stringify({ name: 'home', version: '1.0.0', scripts: { test: 'echo "Error: no test specified" && exit 1' }, type: 'commonjs' }));
     ok('npm', ['install', ...NPM_FLAGS, tarball], home, prebuilt);
     expect(ok('npx', ['indexbot', '--version'], home).trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
-    ok('npx', ['indexbot', 'init', 'my-bot'], home);
-    const again = run('npx', ['indexbot', 'init', 'my-bot'], home);
+    // A new directory is made whole; made again, it names what exists and writes nothing.
+    expect(ok('npx', ['indexbot', 'init', join(work, 'fresh-bot')], home)).toContain('created fresh-bot');
+    const again = run('npx', ['indexbot', 'init', join(work, 'fresh-bot')], home);
     expect(again.status).toBe(78);
-    expect(again.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([expect.stringMatching(/my-bot\/[^ ]+ already exists; nothing was written/)]);
+    expect(again.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([expect.stringMatching(/fresh-bot\/[^ ]+ already exists; nothing was written/)]);
     expect(again.stderr).not.toMatch(/^\s+at /m);
 
-    const bot = join(home, 'my-bot');
-    ok('npm', ['install', ...NPM_FLAGS, tarball], bot, prebuilt);
+    expect(ok('npx', ['indexbot', 'init', '.'], home)).toContain('package.json: type "module" (was "commonjs")');
+    const bot = home;
+    ok('npm', ['install', ...NPM_FLAGS], bot, prebuilt);
     ok('npm', ['run', 'typecheck'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');

@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { mergePackageJson } from '../../src/cli/project-commands.ts';
+
+const init = (dir: string) => spawnSync(process.execPath, [resolve('bin/indexbot.js'), 'init', '.'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+
+/** What `npm init -y` and then `npm install <tarball>` leave. */
+const npmInitThenInstall = {
+  name: 'myproj',
+  version: '1.0.0',
+  main: 'index.js',
+  scripts: { test: 'echo "Error: no test specified" && exit 1', lint: 'eslint .' },
+  license: 'ISC',
+  type: 'commonjs',
+  dependencies: { indexbot: 'file:../indexbot-0.1.0.tgz' },
+};
+
+describe('init in a directory that has a package.json (npm install indexbot && npx indexbot init .)', () => {
+  it('writes the project files and adds to package.json what it lacks, keeping what it has', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(npmInitThenInstall, null, 2));
+    const run = init(dir);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('package.json: type "module" (was "commonjs"); scripts start, test, typecheck, backtest; dependencies zod; devDependencies @types/node, typescript, vitest; engines');
+    for (const file of ['tsconfig.json', 'strategies/follow-rebalance.ts', 'test/follow-rebalance.test.ts', 'config/indexbot.json']) expect(existsSync(join(dir, file)), file).toBe(true);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(pkg).toMatchObject({ name: 'myproj', version: '1.0.0', license: 'ISC', type: 'module', dependencies: { indexbot: 'file:../indexbot-0.1.0.tgz' } });
+    expect(pkg.scripts).toMatchObject({ test: 'vitest run', lint: 'eslint .', start: 'indexbot demo --strategies strategies' });
+    expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
+  });
+
+  it('refuses a package.json that is not JSON, writing nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(dir, 'package.json'), '{"name": "x",');
+    const run = init(dir);
+    expect(run.status).toBe(78);
+    expect(run.stderr).toMatch(/^indexbot: .*package\.json: not valid JSON \(.*\); nothing was written \[FILE_INVALID\]\n$/);
+    expect(existsSync(join(dir, 'tsconfig.json'))).toBe(false);
+  });
+});
+
+describe('mergePackageJson', () => {
+  it('changes nothing a project already set up has', () => {
+    const ours = { scripts: { test: 'vitest run' }, dependencies: { indexbot: '^0.1.0' }, devDependencies: { vitest: '^4' }, engines: { node: '>=20' } };
+    const mine = { type: 'module', scripts: { test: 'vitest run --coverage' }, dependencies: { indexbot: '^0.1.0', vitest: '^3' }, engines: { node: '>=22' } };
+    expect(mergePackageJson(mine, ours)).toEqual({ merged: mine, changes: [] });
+  });
+});

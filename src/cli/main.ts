@@ -21,7 +21,15 @@ const program = new Command();
 program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').version(packageJson().version).exitOverride();
 // Commander's own errors (an unknown flag, a bad value) look like ours: one line, the code last.
 // Set before the commands are added, which copy it.
-program.configureOutput({ outputError: (text, write) => write(`indexbot: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} [USAGE_INVALID]\n`) });
+program.configureOutput({
+  outputError: (text, write) =>
+    write(
+      `indexbot: ${text
+        .replace(/^error: /, '')
+        .trim()
+        .replace(/\s*\n\s*/g, ' ')} [USAGE_INVALID]\n`,
+    ),
+});
 
 registerDemoCommand(program);
 registerRunCommand(program);

@@ -45,7 +45,17 @@ export async function run(): Promise<void> {
     apiKey: sandbox.keys.enterprise,
     walletKeypairPath: undefined,
     alerts: { sinks: [{ type: 'webhook', name: 'hook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }], giveUpAfterMs: 86_400_000 },
-    strategies: { dir: 'strategies', explicit: true, onError: 'fail', params: {}, disabled: [], timeoutMs: 5_000, maxAttempts: 3, paper: { initialCash: 10_000, feeBps: 10, slippageBps: 5 } },
+    strategies: {
+      dir: 'strategies',
+      explicit: true,
+      onError: 'fail',
+      onUnknownName: 'fail',
+      params: {},
+      disabled: [],
+      timeoutMs: 5_000,
+      maxAttempts: 3,
+      paper: { initialCash: 10_000, feeBps: 10, slippageBps: 5 },
+    },
   };
   const daemon = await startDaemon(config, { logger: silentLogger, strategyClock: { ...systemClock, now: () => sandbox.clock.now() } });
   const samples: { s: number; heapMiB: number; rssMiB: number; requests: number; events: number }[] = [];

@@ -26,7 +26,7 @@ import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contrac
 import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
-import { type Strategy, loadStrategies, loadStrategyModule, withParams } from '../strategy/index.ts';
+import { type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFiles, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
@@ -239,11 +239,21 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
   };
 }
 
+/**
+ * The strategy a research command runs, by name from the strategies directory or as a file.
+ * The config's strategy names are checked against the directory either way: it may name
+ * strategies this command does not run, but not ones the directory does not hold.
+ */
 export async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
-  if (existsSync(nameOrPath) && /\.(ts|mts|js|mjs)$/.test(nameOrPath)) return { strategy: await loadStrategyModule(nameOrPath), file: nameOrPath };
-  const all = await loadStrategies(config.strategies.dir, { onError: 'skip', explicit: config.strategies.explicit, logger });
+  const { dir, explicit } = config.strategies;
+  const asFile = existsSync(nameOrPath) && /\.(ts|mts|js|mjs)$/.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
+  if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
+  const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
+  const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];
+  checkConfiguredNames({ ...config.strategies, logger }, dir, names, existsSync(dir) && strategyFiles(dir).length > all.length);
+  if (asFile) return { strategy: asFile, file: nameOrPath };
   const found = all.find((s) => s.strategy.name === nameOrPath);
-  if (!found) throw new ConfigError(`no strategy named "${nameOrPath}" in ${config.strategies.dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
+  if (!found) throw new ConfigError(`no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
   return { strategy: found.strategy, file: found.file };
 }
 

@@ -201,8 +201,8 @@ async function inTurn(steps: (() => unknown)[]): Promise<void> {
 
 /** The strategies the config names, with its params, from its directory. */
 export function loadConfiguredStrategies(config: Config, logger: Logger): Promise<LoadedStrategy[]> {
-  const { dir, params, disabled, onError, explicit } = config.strategies;
-  return loadStrategies(dir, { params, disabled, onError, explicit, logger });
+  const { dir, params, disabled, onError, onUnknownName, explicit } = config.strategies;
+  return loadStrategies(dir, { params, disabled, onError, onUnknownName, explicit, logger });
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */

@@ -67,6 +67,8 @@ export function registerDemoCommand(program: Command): void {
           dir: opts.strategies,
           explicit: true,
           onError: 'fail',
+          // Its own params for the example strategy: a --strategies directory without it is no error.
+          onUnknownName: 'warn',
           params: { 'rebalance-front-run': { holdHours: 6 } },
           disabled: [],
           timeoutMs: 5_000,

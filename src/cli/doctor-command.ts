@@ -64,13 +64,16 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   }
 
   try {
+    const warnings: string[] = [];
     const strategies = await loadStrategies(config.strategies.dir, {
       params: config.strategies.params,
       disabled: config.strategies.disabled,
       explicit: config.strategies.explicit,
-      logger: silentLogger,
+      onUnknownName: config.strategies.onUnknownName,
+      logger: { ...silentLogger, warn: (_obj, msg) => warnings.push(msg ?? '') },
     });
-    add('PASS', 'strategies', strategies.length === 0 ? `none in ${config.strategies.dir}` : `${strategies.map((s) => s.strategy.name).join(', ')} load and their params are valid`);
+    const loaded = strategies.length === 0 ? `none in ${config.strategies.dir}` : `${strategies.map((s) => s.strategy.name).join(', ')} load and their params are valid`;
+    add(warnings.length > 0 ? 'WARN' : 'PASS', 'strategies', [loaded, ...warnings].join('; '));
   } catch (e) {
     add('FAIL', 'strategies', explain(e));
   }

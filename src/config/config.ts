@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
@@ -174,6 +175,8 @@ export interface Config {
     /** Named by flag, env or file: a missing directory is then an error. */
     explicit: boolean;
     onError: 'fail' | 'skip';
+    /** `warn` when the file names a strategies directory and this process runs another's (`--strategies`): its names may be the other's. */
+    onUnknownName: 'fail' | 'warn';
     params: Record<string, Record<string, unknown>>;
     disabled: string[];
     timeoutMs: number;
@@ -263,6 +266,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
       dir: strategiesDir ?? 'strategies',
       explicit: strategiesDir !== undefined,
       onError: file?.onStrategyError ?? 'fail',
+      onUnknownName: file?.strategies?.dir !== undefined && resolve(file.strategies.dir) !== resolve(strategiesDir ?? 'strategies') ? 'warn' : 'fail',
       params: file?.strategies?.params ?? {},
       disabled: file?.strategies?.disabled ?? [],
       timeoutMs: file?.strategies?.timeoutMs ?? 5_000,

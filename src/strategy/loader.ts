@@ -21,6 +21,13 @@ export interface LoadOptions {
   onError?: 'fail' | 'skip';
   /** The directory was named explicitly (a missing one is then an error). */
   explicit?: boolean;
+  /**
+   * A name in `params` or `disabled` that no strategy file in the directory has (a typo, most
+   * often): `fail` (a ConfigError), or `warn` where the config also speaks for strategies of
+   * another directory. It only warns, too, when a file failed to load (it may be that one).
+   * @default 'fail'
+   */
+  onUnknownName?: 'fail' | 'warn';
   logger: Logger;
 }
 
@@ -36,30 +43,55 @@ export async function loadStrategies(dir: string, o: LoadOptions): Promise<Loade
     if (o.explicit) throw new ConfigError(`strategies directory ${dir} does not exist`);
     return [];
   }
-  const files = readdirSync(dir)
-    .filter((f) => SOURCE.test(f) && !f.endsWith('.d.ts') && !/\.(test|spec)\./.test(f) && !f.startsWith('_') && !f.startsWith('.'))
-    .sort();
+  const files = strategyFiles(dir);
   const loaded: LoadedStrategy[] = [];
-  for (const name of files) {
-    const file = join(dir, name);
+  // Every strategy the directory holds, disabled ones too: the names the config may use.
+  const names: string[] = [];
+  let skipped = 0;
+  for (const file of files) {
     try {
-      const one = await loadOne(file, o);
-      if (!one) continue;
+      const strategy = await loadStrategyModule(file);
+      names.push(strategy.name);
+      if (o.disabled?.includes(strategy.name)) continue;
+      const one = withParams(strategy, file, o.params?.[strategy.name] ?? {});
       const clash = loaded.find((l) => l.strategy.name === one.strategy.name);
       if (clash) throw new StrategyError(`${file}: strategy name "${one.strategy.name}" is already used by ${clash.file}`, 'STRATEGY_LOAD');
       loaded.push(one);
     } catch (e) {
       if (!(e instanceof StrategyError) || o.onError !== 'skip') throw e;
+      skipped++;
       o.logger.warn({ file, error: e.message }, 'skipping a strategy that failed to load (onError: skip)');
     }
   }
+  checkConfiguredNames(o, dir, names, skipped > 0);
   return loaded;
 }
 
-async function loadOne(file: string, o: LoadOptions): Promise<LoadedStrategy | undefined> {
-  const strategy = await loadStrategyModule(file);
-  if (o.disabled?.includes(strategy.name)) return undefined;
-  return withParams(strategy, file, o.params?.[strategy.name] ?? {});
+/** The strategy files of a directory (not tests, declarations, or names starting with `_` or `.`), in name order. */
+export function strategyFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => SOURCE.test(f) && !f.endsWith('.d.ts') && !/\.(test|spec)\./.test(f) && !f.startsWith('_') && !f.startsWith('.'))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/**
+ * Every name in `params` and `disabled` must be one of `names`, the strategies in `dir`: a
+ * misspelled one would otherwise be ignored without a word. Unsure (`uncertain`: a file in
+ * the directory failed to load, it may be that one) or told to (`onUnknownName: 'warn'`), it
+ * only warns.
+ */
+export function checkConfiguredNames(o: Pick<LoadOptions, 'params' | 'disabled' | 'onUnknownName' | 'logger'>, dir: string, names: readonly string[], uncertain = false): void {
+  const unknown = [
+    ...Object.keys(o.params ?? {})
+      .filter((n) => !names.includes(n))
+      .map((n) => `strategies.params "${n}"`),
+    ...(o.disabled ?? []).filter((n) => !names.includes(n)).map((n) => `strategies.disabled "${n}"`),
+  ];
+  if (unknown.length === 0) return;
+  const message = `${unknown.join('; ')}: no such strategy in ${dir} (found ${names.join(', ') || 'none'})`;
+  if (o.onUnknownName === 'warn' || uncertain) o.logger.warn({ dir, unknown }, message);
+  else throw new ConfigError(message);
 }
 
 /** A strategy file and its params, validated by its schema (what `runBacktest` takes). */

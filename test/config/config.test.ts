@@ -72,6 +72,16 @@ describe('strategy settings', () => {
     expect(loadConfig({ config: path, strategies: 'flagged' }, { INDEXBOT_STRATEGIES: 'env' }).strategies.dir).toBe('flagged');
     expect(loadConfig({ config: path }, { INDEXBOT_STRATEGIES: 'env' }).strategies.dir).toBe('env');
     expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).strategies).toMatchObject({ dir: 'strategies', explicit: false, onError: 'fail' });
+  });
+
+  it('checks strategy names strictly against the directory the file names, and only warns in a process run on another (a shared config)', () => {
+    const path = file({ baseUrl: 'http://x/v1', strategies: { dir: 'mine', params: { a: { n: 1 } } } });
+    expect(loadConfig({ config: path }, {}).strategies.onUnknownName).toBe('fail');
+    expect(loadConfig({ config: path, strategies: './mine' }, {}).strategies.onUnknownName).toBe('fail');
+    expect(loadConfig({ config: path, strategies: 'theirs' }, {}).strategies.onUnknownName).toBe('warn');
+    expect(loadConfig({ config: path }, { INDEXBOT_STRATEGIES: 'theirs' }).strategies.onUnknownName).toBe('warn');
+    // A file that names no directory speaks for whichever this process runs.
+    expect(loadConfig({ config: file({ baseUrl: 'http://x/v1' }), strategies: 'theirs' }, {}).strategies.onUnknownName).toBe('fail');
     expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1', onStrategyError: 'ignore' }) }, {})).message).toMatch(/onStrategyError/);
   });
 });

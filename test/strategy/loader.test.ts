@@ -41,6 +41,26 @@ describe('loadStrategies', () => {
     expect(lines.join('\n')).toContain('strict-params.ts');
   });
 
+  it('refuses params or disabled naming a strategy the directory does not hold, naming it and those found', async () => {
+    const typo = await loadStrategies('strategies', { logger: captureLogger().logger, params: { 'rebalance-front-runn': { holdHours: 2 } } }).catch((e: unknown) => e);
+    expect(typo).toBeInstanceOf(ConfigError);
+    expect((typo as ConfigError).message).toBe('strategies.params "rebalance-front-runn": no such strategy in strategies (found drift-reversion, rebalance-alert, rebalance-front-run)');
+    const disabled = await loadStrategies('strategies', { logger: captureLogger().logger, disabled: ['rebalance-alrt'] }).catch((e: unknown) => e);
+    expect((disabled as ConfigError).message).toMatch(/^strategies\.disabled "rebalance-alrt": no such strategy in strategies/);
+    // A disabled strategy is still one the directory holds: its params are no error.
+    const loaded = await loadStrategies('strategies', { logger: captureLogger().logger, disabled: ['rebalance-alert'], params: { 'rebalance-alert': {} } });
+    expect(loaded.map((l) => l.strategy.name)).toEqual(['drift-reversion', 'rebalance-front-run']);
+  });
+
+  it('only warns of an unknown name when told to (a config shared with another directory) or when a file failed to load', async () => {
+    const shared = captureLogger();
+    expect(await loadStrategies('strategies', { logger: shared.logger, onUnknownName: 'warn', params: { elsewhere: {} } })).toHaveLength(3);
+    expect(shared.lines.join('\n')).toContain('strategies.params \\"elsewhere\\": no such strategy in strategies');
+    const broken = captureLogger();
+    expect(await loadStrategies(dir('bad-params'), { logger: broken.logger, onError: 'skip', params: { 'strict-params': { notionalUsd: -5 }, other: {} } })).toEqual([]);
+    expect(broken.lines.join('\n')).toContain('strategies.params \\"other\\": no such strategy');
+  });
+
   it('refuses a strategies directory that was named but does not exist', async () => {
     await expect(loadStrategies('no/such/dir', { logger: captureLogger().logger, explicit: true })).rejects.toBeInstanceOf(ConfigError);
     expect(await loadStrategies('no/such/dir', { logger: captureLogger().logger })).toEqual([]);

@@ -1,0 +1,38 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/daemon.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+/** A config whose strategies block names params of `rebalance-front-runn` (misspelt) and disables a strategy that does not exist. */
+function typoConfig(): string {
+  const db = tempDbPath();
+  const path = join(dirname(db), 'indexbot.json');
+  writeFileSync(path, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, strategies: { params: { 'rebalance-front-runn': { notionalUsd: 5 } }, disabled: ['drift-reversal'] } }));
+  chmodSync(path, 0o600);
+  return path;
+}
+
+const FOUND = '(found drift-reversion, rebalance-alert, rebalance-front-run)';
+const NAMED = 'strategies.params "rebalance-front-runn"; strategies.disabled "drift-reversal": no such strategy in strategies';
+
+// Each case is a CLI process of its own, several seconds on a busy machine.
+describe('strategies.params and strategies.disabled naming no strategy of the directory', { timeout: 120_000 }, () => {
+  it('backtest (by name or by file) and run stop with one line naming them and the strategies found, exit 78', async () => {
+    const env = { INDEXBOT_CONFIG: typoConfig() };
+    for (const args of [['backtest', '--strategy', 'rebalance-front-run'], ['backtest', '--strategy', 'strategies/rebalance-alert.ts'], ['run']]) {
+      const r = await runCli(args, env);
+      expect(r.stderr.trim().split('\n'), `${args.join(' ')}: ${r.stderr}`).toHaveLength(1);
+      expect(r.stderr).toContain(NAMED);
+      expect(r.stderr).toContain(FOUND);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.status).toBe(78);
+    }
+  });
+
+  it('doctor says FAIL for the strategies, naming them, and exits 1', async () => {
+    const r = await runCli(['doctor'], { INDEXBOT_CONFIG: typoConfig() });
+    expect(r.stdout).toMatch(/FAIL {2}strategies +strategies\.params "rebalance-front-runn"; strategies\.disabled "drift-reversal": no such strategy in strategies/);
+    expect(r.status).toBe(1);
+  });
+});

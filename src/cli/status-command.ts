@@ -117,8 +117,9 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
+    const span = i.historyFirst === null ? '' : ` (${new Date(i.historyFirst).toISOString().slice(0, 16)} .. ${new Date(i.historyLast!).toISOString().slice(0, 16)})`;
     lines.push(
-      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}  rebalances ${i.rebalances}`,
+      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}${span}  rebalances ${i.rebalances}`,
     );
   }
   lines.push('', 'Poll jobs');

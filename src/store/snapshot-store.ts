@@ -51,6 +51,9 @@ export interface IndexCacheSummary {
   compositionSnapshots: number;
   performancePoints: number;
   historyPoints: number;
+  /** The first and last history point, over every interval (null without any). */
+  historyFirst: number | null;
+  historyLast: number | null;
   rebalances: number;
 }
 
@@ -469,6 +472,8 @@ export class SnapshotStore implements TokenStore {
       compositionSnapshots: r.composition_snapshots as number,
       performancePoints: r.performance_points as number,
       historyPoints: r.history_points as number,
+      historyFirst: r.history_first as number | null,
+      historyLast: r.history_last as number | null,
       rebalances: r.rebalances as number,
     }));
   }
@@ -651,8 +656,14 @@ function prepare(db: Database.Database) {
          (SELECT COUNT(*) FROM snapshots s WHERE s.index_id = ids.index_id AND s.endpoint = 'composition' AND s.status = 'accepted') AS composition_snapshots,
          (SELECT COUNT(*) FROM performance_points p WHERE p.index_id = ids.index_id) AS performance_points,
          (SELECT COUNT(*) FROM history_points h WHERE h.index_id = ids.index_id) AS history_points,
+         (SELECT MIN(ts) FROM history_points h WHERE h.index_id = ids.index_id) AS history_first,
+         (SELECT MAX(ts) FROM history_points h WHERE h.index_id = ids.index_id) AS history_last,
          (SELECT COUNT(*) FROM rebalances r WHERE r.index_id = ids.index_id) AS rebalances
-       FROM (SELECT id AS index_id FROM indexes UNION SELECT DISTINCT index_id FROM snapshots WHERE index_id IS NOT NULL) ids
+       FROM (
+         -- A cache filled by backfill alone has history and rebalancing records, no index list or snapshots.
+         SELECT id AS index_id FROM indexes UNION SELECT DISTINCT index_id FROM snapshots WHERE index_id IS NOT NULL
+         UNION SELECT DISTINCT index_id FROM history_points UNION SELECT DISTINCT index_id FROM rebalances
+       ) ids
        LEFT JOIN indexes i ON i.id = ids.index_id ORDER BY ids.index_id`,
     ),
     getTokens: db.prepare('SELECT * FROM auth_tokens WHERE base_url = ?'),

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
+import { buildCache } from '../helpers/backtest-cache.ts';
 
 const check = (db: string, maxAge: number) => spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--max-age-s', String(maxAge), '--db', db], { encoding: 'utf8' });
 
@@ -37,5 +38,17 @@ describe('indexbot status --check', () => {
     const res = check(db, 300);
     expect(res.status).toBe(1);
     expect(res.stdout).toContain('stale: no successful poll yet');
+  });
+});
+
+describe('indexbot status on a cache filled by backfill alone', () => {
+  it('shows per index the history points, their range and the rebalancing records', () => {
+    // History points and a rebalancing record, as backfill stores them: no index list, no snapshots.
+    const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', buildCache()], { encoding: 'utf8' });
+    expect(res.status, res.stderr).toBe(0);
+    const rows = res.stdout.split('Indexes (cache)\n')[1]!.split('\n\n')[0]!.split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^ {2}x +composition fetched never .* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1$/);
+    expect(rows[1]).toMatch(/^ {2}y +.* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 0$/);
   });
 });

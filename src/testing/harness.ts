@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
+import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
+import type { Composition, HistoryPoint, Rebalance } from '../contract/index.ts';
 import type { Clock } from '../core/index.ts';
 import { systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { SnapshotStore } from '../store/index.ts';
+import { SnapshotStore, storeSnapshotRows } from '../store/index.ts';
 import { type Fill, type MarketQueries, type PaperBrokerOptions, type Strategy, StrategyRuntime, withParams } from '../strategy/index.ts';
 
 export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
@@ -15,6 +18,18 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
   prices?: Record<string, number> | ((address: string, at: number) => number | undefined);
   /** Index values (NAV of one unit) by index id. */
   indexValues?: Record<string, number>;
+  /**
+   * What the cache holds, as the API returns it: compositions and rebalancing records, each
+   * with the time (ms) it was fetched, as the poller stores them, and history points as a
+   * backfill stores them. `ctx.data` reads them as it reads a live cache (a handler sees only
+   * what was fetched by its event's time), and the paper broker takes a composition's token
+   * prices where `prices` names none.
+   */
+  cache?: {
+    compositions?: readonly { at: number; data: Composition }[];
+    rebalancing?: readonly { at: number; indexId: string; data: readonly Rebalance[] }[];
+    history?: readonly { indexId: string; interval?: '1h' | '1d'; points: readonly HistoryPoint[] }[];
+  };
   /** State the strategy starts with, as if committed by earlier events. */
   state?: Record<string, unknown>;
   /** @default 10000 USD cash, 10 bps fee, 5 bps slippage */
@@ -60,9 +75,10 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
       },
       tokenPriceAt: (address, at) => {
         const priceUsd = tokenPrice(address, at);
-        return priceUsd === undefined ? undefined : { priceUsd, asOf: at };
+        return priceUsd === undefined ? store.tokenPriceAt(address, at) : { priceUsd, asOf: at };
       },
     };
+    if (o.cache) fillCache(store, o.cache);
     for (const [key, value] of Object.entries(o.state ?? {})) store.strategies.setState(o.strategy.name, key, JSON.stringify(value));
     const fills: StrategyRunResult['fills'] = [];
     const alerts: StrategyRunResult['alerts'] = [];
@@ -96,4 +112,20 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
   } finally {
     store.close();
   }
+}
+
+/** Stores the responses and points as the poller and a backfill would, rows and all. */
+function fillCache(store: SnapshotStore, cache: NonNullable<StrategyRunOptions['cache']>): void {
+  const stored = <K extends SnapshotKind>(endpoint: K, indexId: string, at: number, value: SnapshotValues[K]) => {
+    const raw = JSON.stringify(value);
+    const asOf = (value as { as_of?: string }).as_of;
+    const hash = createHash('sha256').update(raw).digest('hex').slice(0, 32);
+    const id = store.insertSnapshot({ endpoint, indexId, fetchedAt: at, asOf: asOf === undefined ? null : Date.parse(asOf), hash, raw, status: 'accepted' });
+    storeSnapshotRows(store, endpoint, value, id, at);
+  };
+  store.transaction(() => {
+    for (const c of cache.compositions ?? []) stored('composition', c.data.index_id, c.at, c.data);
+    for (const r of cache.rebalancing ?? []) stored('rebalancing', r.indexId, r.at, [...r.data]);
+    for (const h of cache.history ?? []) store.history.insertPoints(h.indexId, h.interval ?? '1h', h.points);
+  });
 }

@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { Fill, RebalanceAnnounced } from 'indexbot';
-import { ManualClock, type StrategyRunResult, rebalanceAnnounced, runStrategy, testEvent } from 'indexbot/testing';
+import type { Composition } from 'indexbot/client';
+import { ManualClock, type StrategyRunOptions, type StrategyRunResult, rebalanceAnnounced, runStrategy, testEvent } from 'indexbot/testing';
 
 describe('indexbot/testing', () => {
   it('makes typed events and returns fills, state, alerts and parked events', () => {
@@ -12,5 +13,7 @@ describe('indexbot/testing', () => {
     expectTypeOf<StrategyRunResult['fills'][number]>().toMatchTypeOf<Fill>();
     expectTypeOf<StrategyRunResult['parked'][number]>().toEqualTypeOf<{ eventId: string; error: string }>();
     expectTypeOf(new ManualClock().now()).toEqualTypeOf<number>();
+    // The cache takes the client's own record types, as the API returns them.
+    expectTypeOf<NonNullable<StrategyRunOptions['cache']>['compositions']>().toEqualTypeOf<readonly { at: number; data: Composition }[] | undefined>();
   });
 });

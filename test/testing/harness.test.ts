@@ -54,3 +54,53 @@ describe('runStrategy (indexbot/testing)', () => {
     await expect(runStrategy({ strategy, params: { usd: -1 }, events: [] })).rejects.toBeInstanceOf(StrategyError);
   });
 });
+
+describe('runStrategy with a cache', () => {
+  const day = (d: number, h = 0) => Date.UTC(2026, 0, d, h);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const composition = (at: number, priceA: number) => ({
+    at,
+    data: {
+      index_id: 'sindex',
+      as_of: iso(at),
+      constituents: [
+        { address: 'TokenA', symbol: 'A', weight: 0.6, target_weight: 0.6, price_usd: priceA },
+        { address: 'TokenB', symbol: 'B', weight: 0.4, target_weight: 0.4, price_usd: 1 },
+      ],
+    },
+  });
+  const reader = defineStrategy({
+    name: 'reader',
+    on: {
+      'rebalance.announced': async (event, ctx) => {
+        const held = ctx.data.composition(event.indexId);
+        ctx.state.set(event.payload.rebalanceId, {
+          top: held?.constituents[0]?.symbol,
+          asOf: held?.asOf,
+          rebalances: ctx.data.rebalances(event.indexId).map((r) => r.id),
+          history: ctx.data.history(event.indexId, { from: day(1) }).map((p) => p.nav),
+        });
+        await ctx.broker.buy({ instrument: { kind: 'token', address: 'TokenA', symbol: 'A' }, notionalUsd: 100 });
+      },
+    },
+  });
+
+  it('ctx.data reads the compositions, rebalancing records and history given, each from the time it was fetched, and the broker fills at the composition price', async () => {
+    const record = { id: 'rb_0', index_id: 'sindex', status: 'completed', announced_at: iso(day(1)), effective_at: iso(day(1, 6)), changes: [] };
+    const result = await runStrategy({
+      strategy: reader,
+      events: [rebalanceAnnounced({ rebalanceId: 'rb_1', changes, at: day(2) }), rebalanceAnnounced({ rebalanceId: 'rb_2', changes, at: day(4) })],
+      cache: {
+        compositions: [composition(day(1), 2), composition(day(3), 4)],
+        rebalancing: [{ at: day(1, 7), indexId: 'sindex', data: [record] }],
+        history: [{ indexId: 'sindex', points: [day(1), day(2), day(3)].map((t, i) => ({ timestamp: iso(t), nav: 100 + i })) }],
+      },
+      paper: { initialCash: 1_000, feeBps: 0, slippageBps: 0 },
+    });
+    expect(result.state).toEqual({
+      rb_1: { top: 'A', asOf: day(1), rebalances: ['rb_0'], history: [100, 101] },
+      rb_2: { top: 'A', asOf: day(3), rebalances: ['rb_0'], history: [100, 101, 102] },
+    });
+    expect(result.fills.map((f) => f.price)).toEqual([2, 4]);
+  });
+});

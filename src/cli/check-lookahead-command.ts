@@ -45,7 +45,9 @@ export function registerCheckLookaheadCommand(program: Command): void {
     } finally {
       cache.close();
     }
-    const { cache: _, ...rest } = inputs;
+    // Over the part of the range the cache holds, as the replays see it (a larger hole at either end stopped above unless --allow-gaps).
+    const { cache: _, held, ...asked } = inputs;
+    const rest = { ...asked, ...held };
     const r = await checkLookahead({
       ...rest,
       cachePath: config.db,

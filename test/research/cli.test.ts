@@ -9,7 +9,8 @@ describe('research commands', () => {
   const env = { INDEXBOT_CONFIG: writeConfig(db, { db, strategies: { paper: { feeBps: 0, slippageBps: 0 } } }) };
 
   it('check-lookahead: FAIL with a table and exit 1 for a peeking strategy; PASS and exit 0 for an example', async () => {
-    const peek = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/file-peeker.ts'], env);
+    // Asked from ten days before the cache: --allow-gaps narrows the check to the cached range, and says that range.
+    const peek = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/file-peeker.ts', '--from', '2025-02-19', '--allow-gaps'], env);
     expect(peek.stderr).toBe('');
     expect(peek.status).toBe(1);
     const lines = peek.stdout.trim().split('\n');
@@ -47,6 +48,10 @@ describe('research commands', () => {
         '24h',
         '--metric',
         'totalReturn',
+        // Before the first cached point (2025-03-01): the windows start where the history does.
+        '--from',
+        '2025-02-19',
+        '--allow-gaps',
         '--out',
         out,
       ],

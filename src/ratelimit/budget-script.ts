@@ -124,29 +124,34 @@ elseif op == 'observe' then
   local remaining = tonumber(ARGV[7])
   local takeSeq = tonumber(ARGV[8]) or 0
   redis.call('ZREM', KEYS[3], takeSeq)
-  -- Only a response to a later take than the last one used is news. Not in its count: the takes
+  -- Only a response to a later take than the last one used is news for the tokens. Not in its count: the takes
   -- after it, and in a fixed window the earlier ones still outstanding (requests overtake each
   -- other on the way, most at a window's start, when every process sends at once; some were sent
   -- in the last one). Not in a bucket: most of those were counted, their responses still on the
   -- way, and the tokens, never raised by a response, would stay that much below the server's.
-  if remaining and takeSeq > obsseq and takeSeq <= seq then
-    obsseq = takeSeq
+  if remaining and takeSeq > 0 and takeSeq <= seq then
+    local news = takeSeq > obsseq
     local overtaken = 0
     if ARGV[10] ~= 'bucket' then overtaken = redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. takeSeq) end
     local estimate = math.max(0, remaining - (seq - takeSeq) - overtaken)
-    tokens = math.min(tokens, estimate)
+    if news then
+      obsseq = takeSeq
+      tokens = math.min(tokens, estimate)
+    end
     local resetIn = tonumber(ARGV[9])
     if ARGV[10] == 'bucket' then
-      wrem = nil; wreset = nil
+      if news then wrem = nil; wreset = nil end
     elseif resetIn and resetIn > 0 then
-      -- Which window it was counted in, by its reset (they are a second or more apart): one
-      -- already over, answered before its end, says nothing of the window now (its short
-      -- reset would start the next one afresh in the middle of this one).
+      -- Which window it was counted in, by its reset (they are a second or more apart). The
+      -- first response of a new one starts it, even to an older take (a lease's, sent late);
+      -- one from a window already over, answered before its end, says nothing of the window
+      -- now (its short reset would start the next one afresh in the middle of this one).
       local at = now + resetIn
       if not wlast or at > wlast + 500 then
         wrem = estimate; wreset = at; wlast = at
       elseif wreset and at > wlast - 500 then
-        wrem = estimate; wreset = math.min(wreset, at)
+        if news then wrem = estimate else wrem = math.min(wrem or estimate, estimate) end
+        wreset = math.min(wreset, at)
       end
     end
   end

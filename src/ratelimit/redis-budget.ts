@@ -225,8 +225,8 @@ class RedisSharedBudget implements SharedBudget {
 
   /**
    * Responses that arrive together (one turn of the event loop) go to Redis in one call: the
-   * newest take's news, the smallest limit and longest pause of them all, and the other takes
-   * as ended. Fewer calls per request where the process is busiest.
+   * newest news (see `isNewer`), the smallest limit and longest pause of them all, and the other
+   * takes as ended. Fewer calls per request where the process is busiest.
    */
   observe(o: SharedObservation): void {
     if (this.mode === 'local' || !this.view) return;
@@ -238,7 +238,7 @@ class RedisSharedBudget implements SharedBudget {
     if (o.serverLimit !== undefined) batch.serverLimit = Math.min(o.serverLimit, batch.serverLimit ?? o.serverLimit);
     if (o.pauseMs !== undefined) batch.pauseMs = Math.max(o.pauseMs, batch.pauseMs ?? 0);
     const news = batch.news;
-    if (o.remaining !== undefined && o.seq !== undefined && (news?.seq === undefined || news.seq < o.seq)) {
+    if (o.remaining !== undefined && o.seq !== undefined && (news?.seq === undefined || isNewer(o, news))) {
       if (news?.seq !== undefined) batch.ended.push(news.seq);
       batch.news = o;
     } else if (o.seq !== undefined) batch.ended.push(o.seq);
@@ -346,6 +346,16 @@ class RedisSharedBudget implements SharedBudget {
       },
     );
   }
+}
+
+/**
+ * Which of two responses of one batch to send as its news: one from a later fixed window (its
+ * reset half a second or more later: it may be the first of its window), else the later take.
+ */
+function isNewer(o: SharedObservation, than: SharedObservation): boolean {
+  const window = (x: SharedObservation) => x.resetInMs ?? Number.NEGATIVE_INFINITY;
+  if (Math.abs(window(o) - window(than)) >= 500) return window(o) > window(than);
+  return (than.seq ?? 0) < (o.seq ?? 0);
 }
 
 function limits(view: LocalView): [number, number, number] {

@@ -241,6 +241,33 @@ describe('RedisBudgets (against a real redis-server)', () => {
     }
   });
 
+  it('the first response of a new fixed window starts it, even one to an older take', async () => {
+    const digest = freshDigest();
+    const a = (await proc('older-a')).budget(digest, 'key:a');
+    const b = (await proc('older-b')).budget(digest, 'key:b');
+    const admin = new Redis(redis.url);
+    const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
+    try {
+      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+      expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+      // Seq 2 was counted in window 1, which (its response said) ends in 1 s; seq 1, sent late,
+      // in window 2, ending in 5 s: the server's window 1 ended sooner than that response told.
+      b.observe({ seq: 2, serverLimit: 10, remaining: 8, resetInMs: 1_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await obsseq()) === '2');
+      a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
+      // Past window 1's told end, and the bucket refilled: window 2 has 9 left, not the whole 10.
+      await new Promise((r) => setTimeout(r, 1_100));
+      let granted = 0;
+      while ((await a.take('normal', v)).waitMs === 0) granted++;
+      expect(granted).toBeGreaterThanOrEqual(8);
+      expect(granted).toBeLessThanOrEqual(9);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('tokens of a lease left unused go back to the shared bucket when it lapses, once', async () => {
     const digest = freshDigest();
     const clock = new ManualClock(Date.now());

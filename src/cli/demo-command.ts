@@ -67,8 +67,8 @@ export function registerDemoCommand(program: Command): void {
           dir: opts.strategies,
           explicit: true,
           onError: 'fail',
-          // Its own params for the example strategy: a --strategies directory without it is no error.
-          onUnknownName: 'warn',
+          // Its own params for the example strategy: a --strategies directory without it (a user's project) is no error, nor worth a warning.
+          onUnknownName: 'ignore',
           params: { 'rebalance-front-run': { holdHours: 6 } },
           disabled: [],
           timeoutMs: 5_000,

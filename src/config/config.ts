@@ -176,7 +176,7 @@ export interface Config {
     explicit: boolean;
     onError: 'fail' | 'skip';
     /** `warn` when the file names a strategies directory and this process runs another's (`--strategies`): its names may be the other's. */
-    onUnknownName: 'fail' | 'warn';
+    onUnknownName: 'fail' | 'warn' | 'ignore';
     params: Record<string, Record<string, unknown>>;
     disabled: string[];
     timeoutMs: number;

@@ -25,9 +25,10 @@ export interface LoadOptions {
    * A name in `params` or `disabled` that no strategy file in the directory has (a typo, most
    * often): `fail` (a ConfigError), or `warn` where the config also speaks for strategies of
    * another directory. It only warns, too, when a file failed to load (it may be that one).
+   * `ignore`: the params are a command's own defaults, not a user's config (the demo).
    * @default 'fail'
    */
-  onUnknownName?: 'fail' | 'warn';
+  onUnknownName?: 'fail' | 'warn' | 'ignore';
   logger: Logger;
 }
 
@@ -82,6 +83,7 @@ export function strategyFiles(dir: string): string[] {
  * only warns.
  */
 export function checkConfiguredNames(o: Pick<LoadOptions, 'params' | 'disabled' | 'onUnknownName' | 'logger'>, dir: string, names: readonly string[], uncertain = false): void {
+  if (o.onUnknownName === 'ignore') return;
   const unknown = [
     ...Object.keys(o.params ?? {})
       .filter((n) => !names.includes(n))

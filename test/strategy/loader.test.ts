@@ -52,10 +52,14 @@ describe('loadStrategies', () => {
     expect(loaded.map((l) => l.strategy.name)).toEqual(['drift-reversion', 'rebalance-front-run']);
   });
 
-  it('only warns of an unknown name when told to (a config shared with another directory) or when a file failed to load', async () => {
+  it("only warns of an unknown name when told to (a config shared with another directory) or when a file failed to load, and ignores it for the demo's own params", async () => {
     const shared = captureLogger();
     expect(await loadStrategies('strategies', { logger: shared.logger, onUnknownName: 'warn', params: { elsewhere: {} } })).toHaveLength(3);
     expect(shared.lines.join('\n')).toContain('strategies.params \\"elsewhere\\": no such strategy in strategies');
+    // The demo's own params for the example strategy, over a user's directory without it: not a word.
+    const demo = captureLogger();
+    expect(await loadStrategies('strategies', { logger: demo.logger, onUnknownName: 'ignore', params: { elsewhere: {} } })).toHaveLength(3);
+    expect(demo.lines).toEqual([]);
     const broken = captureLogger();
     expect(await loadStrategies(dir('bad-params'), { logger: broken.logger, onError: 'skip', params: { 'strict-params': { notionalUsd: -5 }, other: {} } })).toEqual([]);
     expect(broken.lines.join('\n')).toContain('strategies.params \\"other\\": no such strategy');

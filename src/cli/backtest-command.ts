@@ -240,6 +240,16 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
 }
 
 /**
+ * What walk-forward and optimize replay: the part of the range the cache holds (a larger hole
+ * at either end stops at backtestInputs unless --allow-gaps), and the settings and logger each
+ * of their backtests shares (each one's own range comes per window or trial).
+ */
+export function researchInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger) {
+  const { held, from: _from, to: _to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
+  return { from: held.from, to: held.to, settings, logger: runLogger };
+}
+
+/**
  * The strategy a research command runs, by name from the strategies directory or as a file.
  * The config's strategy names are checked against the directory either way: it may name
  * strategies this command does not run, but not ones the directory does not hold.

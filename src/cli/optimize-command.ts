@@ -9,7 +9,7 @@ import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
@@ -66,15 +66,7 @@ export function registerOptimizeCommand(program: Command): void {
     withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      // Over the part of the range the cache holds (a larger hole at either end stops at backtestInputs unless --allow-gaps).
-      const {
-        held: { from, to },
-        from: _from,
-        to: _to,
-        cache: _cache,
-        logger: runLogger,
-        ...settings
-      } = backtestInputs(flags, config, cache, logger);
+      const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
       const identity = {
         strategy: loaded.strategy.name,
         sourceHash: createHash('sha256').update(readFileSync(loaded.file)).digest('hex'),

@@ -9,7 +9,7 @@ import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, backtestInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, researchInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
@@ -62,15 +62,7 @@ export function registerWalkForwardCommand(program: Command): void {
     for (const p of grid) withParams(loaded.strategy, loaded.file, p);
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      // Over the part of the range the cache holds (a larger hole at either end stops at backtestInputs unless --allow-gaps).
-      const {
-        held: { from, to },
-        from: _from,
-        to: _to,
-        cache: _cache,
-        logger: runLogger,
-        ...settings
-      } = backtestInputs(flags, config, cache, logger);
+      const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
       const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
       if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
       const r = await walkForward({

@@ -49,6 +49,8 @@ local ckseq = tonumber(f[12]) or 0
 local ckat = tonumber(f[13]) or now
 local wlast = tonumber(f[14])
 local rate = limit / windowMs
+-- A window always has an end (an older script could leave one without).
+if not wreset then wrem = nil end
 
 -- A take whose response never comes back (its process killed) stops counting as outstanding
 -- after ${OUTSTANDING_MS / 1000} to ${(2 * OUTSTANDING_MS) / 1000} s: longer than a request may take.
@@ -71,8 +73,11 @@ tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
 if wreset and now >= wreset then
   -- A new fixed window, whose end no response has told yet. Every take still outstanding may
   -- be counted in it (one sent just before the edge arrives after it): they come off its limit.
+  -- It ends a window's length after the last (the first response in it tells its real end):
+  -- with no response coming at all (the API down across the edge), a spent window that had no
+  -- end would refuse every take of every process for good.
   wrem = limit - redis.call('ZCARD', KEYS[3])
-  wreset = nil
+  wreset = wreset + math.ceil((now - wreset + 1) / windowMs) * windowMs
 end
 
 local wait = 0
@@ -86,14 +91,16 @@ if op == 'take' then
   if paused > now then
     wait = paused - now
   elseif wrem and wrem <= 0 then
-    -- Until the window's reset, or (not yet known) a response that tells it.
-    wait = wreset and wreset - now or math.ceil(1 / rate)
+    -- Until the window's reset.
+    wait = wreset - now
   elseif prio < 2 and hold2 > now then
     wait = hold2 - now
   elseif prio < 1 and hold1 > now then
     wait = hold1 - now
   else
     if tokens < need then wait = math.ceil((need - tokens) / rate) end
+    -- In a fixed window low priority leaves the reserve of what the window has left, too.
+    if wrem and wrem < need then wait = math.max(wait, wreset - now) end
   end
   if wait > 0 then
     wait = math.max(1, math.ceil(wait))
@@ -145,11 +152,12 @@ elseif op == 'observe' then
       -- Which window it was counted in, by its reset (they are a second or more apart). The
       -- first response of a new one starts it, even to an older take (a lease's, sent late);
       -- one from a window already over, answered before its end, says nothing of the window
-      -- now (its short reset would start the next one afresh in the middle of this one).
+      -- now (its short reset would start the next one afresh in the middle of this one), nor of
+      -- a window begun with no response yet (its end a window's length after the last).
       local at = now + resetIn
       if not wlast or at > wlast + 500 then
         wrem = estimate; wreset = at; wlast = at
-      elseif wreset and at > wlast - 500 then
+      elseif wreset and wreset <= wlast + 500 and at > wlast - 500 then
         if news then wrem = estimate else wrem = math.min(wrem or estimate, estimate) end
         wreset = math.min(wreset, at)
       end

@@ -213,6 +213,61 @@ describe('RedisBudgets (against a real redis-server)', () => {
     }
   });
 
+  it('a fixed window no response told the end of ends a window length after the last: with no response coming (the API down at the edge) the budget is not spent for good', async () => {
+    const digest = freshDigest();
+    const a = (await proc('stall-a')).budget(digest, 'key:a');
+    const admin = new Redis(redis.url);
+    const endedWithoutNews = (seq: number) => a.observe({ seq, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'unknown', pauseMs: undefined });
+    try {
+      // The server: 3 per 1 s window, this one ending in 300 ms with 2 left; then no response carries headers.
+      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+      a.observe({ seq: 1, serverLimit: 3, remaining: 2, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '1');
+      const edge = Date.now() + 300;
+      // Spend this window and the next (whose end nobody tells), each take ending without news.
+      let spent = 0;
+      while (spent < 5) {
+        const t = await a.take('normal', v);
+        if (t.waitMs === 0) {
+          spent++;
+          endedWithoutNews(t.seq!);
+        } else await new Promise((r) => setTimeout(r, Math.min(t.waitMs, 100)));
+        expect(Date.now() - edge).toBeLessThan(20_000);
+      }
+      // A later window grants again (before: refused for good, every priority, every process).
+      const deadline = Date.now() + 5_000;
+      let granted = false;
+      while (!granted && Date.now() < deadline) {
+        granted = (await a.take('high', v)).waitMs === 0;
+        if (!granted) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(granted).toBe(true);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('in a fixed window low priority leaves a reserve of what the window has left, not only of the bucket', async () => {
+    const digest = freshDigest();
+    const backfill = (await proc('reserve-low')).budget(digest, 'key:x');
+    const live = (await proc('reserve-high')).budget(digest, 'key:y');
+    const admin = new Redis(redis.url);
+    try {
+      // A burst of 200 (a reserve of 21 for low priority), a full bucket, and a window with 3 left for 5 s.
+      const v = view({ limit: 600, burst: 200 });
+      expect((await live.take('high', v)).waitMs).toBe(0);
+      live.observe({ seq: 1, serverLimit: undefined, remaining: 3, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'wrem')) === '3');
+      const low = await backfill.take('low', v);
+      expect(low.waitMs).toBeGreaterThan(4_000);
+      expect(low.waitMs).toBeLessThanOrEqual(5_000);
+      for (let i = 0; i < 3; i++) expect((await live.take('high', v)).waitMs).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('a response from a window already over, answered before its end, does not start the next window afresh', async () => {
     const digest = freshDigest();
     const a = (await proc('stale-a')).budget(digest, 'key:a');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { SnapshotStore, type TimeRange } from '../store/index.ts';
+import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { ReplayMarket } from './replay-market.ts';
@@ -251,7 +251,11 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
     const held = cache.history.held(indexId, s.interval, s.from, s.to, step);
     if (held.points === 0) return { indexId, ...held };
     const ends = edgeGaps(s, held.first!, held.last!, step);
-    return { indexId, ...held, gaps: [...(ends.before ? [ends.before] : []), ...held.gaps, ...(ends.after ? [ends.after] : [])] };
+    // A hole at an end that a backfill covered is a time the server had nothing for this index
+    // (listed after --from, delisted before --to): no backfill would fill it, so it is no gap.
+    const backfilled = cache.history.coverage(`history:${s.interval}`, indexId);
+    const unfilled = (hole: TimeRange | null) => (hole ? missingRanges(hole, backfilled) : []);
+    return { indexId, ...held, gaps: [...unfilled(ends.before), ...held.gaps, ...unfilled(ends.after)] };
   });
   const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
   const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);

@@ -3,7 +3,7 @@ import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.t
 import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
-import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
+import { A, B, H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
 const fixture = (name: string) => new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
 async function strategy(name: string, params: unknown = {}) {
@@ -126,6 +126,33 @@ describe('backtest replay', () => {
     expect(report.warnings).toContain(
       'the cache holds 2025-03-01T00:00 .. 2025-03-05T23:00 of the requested 2025-02-19T00:00 .. 2025-03-07T23:00: the strategy and buy-and-hold figures cover 2025-03-01T00:00 .. 2025-03-05T23:00 only',
     );
+    cache.close();
+  });
+
+  it('an index listed later than the others is no gap where a backfill covered its start, and is one where none did', async () => {
+    const path = buildCache();
+    const store = SnapshotStore.open(path);
+    // z is listed at hour 48: a backfill from T0 found nothing before then.
+    const late = Array.from({ length: 72 }, (_, i) => ({
+      timestamp: new Date(T0 + (48 + i) * H).toISOString(),
+      nav: 1 + i / 100,
+      constituents: [{ address: B, symbol: 'BBB', price_usd: 5, weight: 1 }],
+    }));
+    store.transaction(() => store.history.insertPoints('z', '1h', late));
+    store.close();
+    const options = { strategy: await strategy('announce-buyer'), indexes: ['x', 'z'], from: T0, to: T0 + 119 * H };
+    const unbackfilled = SnapshotStore.open(path, { readonly: true });
+    const e = await runBacktest({ ...options, cache: unbackfilled }).catch((x: unknown) => x);
+    unbackfilled.close();
+    expect((e as BacktestDataError).code).toBe('BACKTEST_GAP');
+    expect((e as Error).message).toContain('z 2025-03-01T00:00:00.000Z .. 2025-03-02T23:00:00.000Z');
+    const writable = SnapshotStore.open(path);
+    writable.transaction(() => writable.history.addCoverage('history:1h', 'z', T0, T0 + 119 * H));
+    writable.close();
+    const cache = SnapshotStore.open(path, { readonly: true });
+    const r = await runBacktest({ ...options, cache });
+    expect(r.coverage.find((c) => c.indexId === 'z')!.gaps).toEqual([]);
+    expect([r.settings.from, r.settings.to]).toEqual([T0, T0 + 119 * H]);
     cache.close();
   });
 

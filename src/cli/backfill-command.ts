@@ -4,7 +4,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
 import { IndexbotError } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
-import { SnapshotStore } from '../store/index.ts';
+import { SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
 import { openSharedBudgets } from './redis.ts';
 import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
@@ -33,6 +33,7 @@ export function registerBackfillCommand(program: Command): void {
     const config = loadConfig(flags);
     const logger = loggerFor(config);
     const store = SnapshotStore.open(config.db);
+    claimFromDemo(store);
     const abort = new AbortController();
     const onSignal = () => abort.abort(new IndexbotError('backfill interrupted; run the same command again to resume', 'INTERRUPTED', 'temporary'));
     process.once('SIGINT', onSignal);

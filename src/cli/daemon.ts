@@ -9,7 +9,7 @@ import { RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
-import { RetentionJob, RunLock, SnapshotStore, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
 
@@ -69,6 +69,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     if (options.demoDatabase) removeDemoDatabase(config.db, options.demoDatabase.evenUnmarked);
     store = SnapshotStore.open(config.db);
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
+    else claimFromDemo(store);
     const faces = new RemoteFaces(config, logger);
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { AlertDispatcher } from '../alerts/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
-import { RetentionJob, RunLock, SnapshotStore } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
 import { type DaemonOptions, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
 
@@ -76,6 +76,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
   let store: SnapshotStore | undefined;
   try {
     store = SnapshotStore.open(config.db);
+    claimFromDemo(store);
     const openStore = store;
     const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
     const runtime = startStrategies(openStore, strategies, config, options, () => alerts.notify());

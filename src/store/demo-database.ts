@@ -24,6 +24,11 @@ export function markDemoDatabase(store: SnapshotStore, at: number): void {
   store.setRuntime(DEMO_MARK, { madeAt: at }, at);
 }
 
+/** A database a bot or a backfill has written to is no longer the demo's to replace. */
+export function claimFromDemo(store: SnapshotStore): void {
+  store.deleteRuntime(DEMO_MARK);
+}
+
 function isDemoDatabase(path: string): boolean {
   try {
     const db = new Database(path, { readonly: true, fileMustExist: true });

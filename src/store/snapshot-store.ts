@@ -457,6 +457,10 @@ export class SnapshotStore implements TokenStore {
     this.s.setRuntime.run(key, JSON.stringify(value), at);
   }
 
+  deleteRuntime(key: string): void {
+    this.s.deleteRuntime.run(key);
+  }
+
   runtime<T>(key: string): { value: T; updatedAt: number } | undefined {
     const row = this.s.getRuntime.get(key) as { value: string; updated_at: number } | undefined;
     return row ? { value: JSON.parse(row.value) as T, updatedAt: row.updated_at } : undefined;
@@ -647,6 +651,7 @@ function prepare(db: Database.Database) {
        ON CONFLICT (job) DO UPDATE SET last_run_at = excluded.last_run_at, last_error = excluded.last_error, consecutive_failures = consecutive_failures + 1`,
     ),
     jobs: db.prepare('SELECT * FROM poll_jobs ORDER BY job'),
+    deleteRuntime: db.prepare('DELETE FROM runtime WHERE key = ?'),
     setRuntime: db.prepare('INSERT INTO runtime (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at'),
     getRuntime: db.prepare('SELECT value, updated_at FROM runtime WHERE key = ?'),
     indexSummaries: db.prepare(

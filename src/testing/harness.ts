@@ -22,8 +22,9 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
    * What the cache holds, as the API returns it: compositions and rebalancing records, each
    * with the time (ms) it was fetched, as the poller stores them, and history points as a
    * backfill stores them. `ctx.data` reads them as it reads a live cache (a handler sees only
-   * what was fetched by its event's time), and the paper broker takes a composition's token
-   * prices where `prices` names none.
+   * what was known by its event's time: a composition as of its `as_of`, a rebalancing record
+   * from when it was fetched), and the paper broker takes a composition's token prices where
+   * `prices` names none.
    */
   cache?: {
     compositions?: readonly { at: number; data: Composition }[];

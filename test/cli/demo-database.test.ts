@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const demo = (db: string) => spawnSync(process.execPath, ['bin/indexbot.js', 'demo', '--db', db, '--duration-s', '2', '--speed', '2880'], { encoding: 'utf8', timeout: 60_000 });
@@ -67,5 +69,24 @@ describe('demo --db', () => {
     } finally {
       reopened.close();
     }
+  });
+
+  it('gives up a database it made once a backfill (or a bot) has written to it', async () => {
+    const db = tempDbPath();
+    expect(demo(db).status).toBe(0);
+    const sandbox = await testSandbox();
+    try {
+      const filled = await runCli(['backfill', '--db', db, '--base-url', sandbox.baseUrl, '--from', '2026-11-18', '--to', '2026-11-19', '--indexes', 'sindex'], {
+        INDEXBOT_API_KEY: sandbox.keys.premium,
+      });
+      expect(filled.status, filled.stderr).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+    const before = eventCount(db);
+    const again = demo(db);
+    expect(again.status).toBe(64);
+    expect(again.stderr).toContain('not a database the demo made');
+    expect(eventCount(db)).toBe(before);
   });
 });

@@ -5,14 +5,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorKind, IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { loadStrategyModule, withParams } from '../strategy/index.ts';
+import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { type BacktestOptions, type BacktestResult, runBacktest } from './replay.ts';
 
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
 export type SweepSettings = Omit<BacktestOptions, 'cache' | 'strategy' | 'logger' | 'onProgress'>;
 
 export interface SweepJob {
-  /** The strategy file, loaded afresh in each worker. */
+  /** The strategy file, loaded once by each thread of the sweep. */
   file: string;
   /** Params before the strategy's schema (defaults are filled in there). */
   params: Record<string, unknown>;
@@ -32,11 +32,25 @@ export interface SweepOptions {
 
 export const MAX_WORKERS = 64;
 
+/**
+ * A sweep's strategy files, each loaded once per thread (as a freqtrade hyperopt process loads
+ * its strategy once): a file and everything it imports evaluated for every run cost more than
+ * a short run itself. A run's state lives in `ctx.state`, never in module variables.
+ */
+export function loadEachFileOnce(): (file: string) => Promise<Strategy> {
+  const loaded = new Map<string, Promise<Strategy>>();
+  return (file) => {
+    let strategy = loaded.get(file);
+    if (!strategy) loaded.set(file, (strategy = loadStrategyModule(file)));
+    return strategy;
+  };
+}
+
 /** One run of a sweep, in whichever thread: the same function, so serial and parallel give the same bytes. */
-export async function runJob(db: string, settings: SweepSettings, job: SweepJob, logger: Logger = silentLogger): Promise<BacktestResult> {
+export async function runJob(db: string, settings: SweepSettings, job: SweepJob, load: (file: string) => Promise<Strategy>, logger: Logger = silentLogger): Promise<BacktestResult> {
   const cache = SnapshotStore.open(db, { readonly: true });
   try {
-    const strategy = withParams(await loadStrategyModule(job.file), job.file, job.params);
+    const strategy = withParams(await load(job.file), job.file, job.params);
     return await runBacktest({ ...settings, cache, strategy, logger });
   } finally {
     cache.close();
@@ -70,10 +84,11 @@ export async function runSweep(o: SweepOptions): Promise<BacktestResult[]> {
   };
   const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, next: next.buffer as SharedArrayBuffer };
   const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed));
+  const load = loadEachFileOnce();
   try {
     for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
       try {
-        finished(i, await runJob(o.db, o.settings, o.jobs[i]!, o.logger));
+        finished(i, await runJob(o.db, o.settings, o.jobs[i]!, load, o.logger));
       } catch (e) {
         failed(i, e instanceof Error ? e : new Error(String(e)));
       }

@@ -6,10 +6,14 @@ import { redactRedisUrl } from '../../src/redis/index.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
+/** A connection of the test's own, to read what the budget keeps in Redis. */
+let admin: Redis;
 beforeAll(async () => {
   redis = await startRedis();
+  admin = new Redis(redis.url);
 });
 afterAll(async () => {
+  admin?.disconnect();
   await redis?.stop();
 });
 
@@ -98,45 +102,35 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const a = (await proc('lease-a', { clock })).budget(digest, 'key:a');
     const b = (await proc('lease-b')).budget(digest, 'key:b');
     const v = view({ limit: 60, burst: 40 }); // one token a second: nothing refills meanwhile to speak of
-    const admin = new Redis(redis.url);
     const seqInRedis = async () => Number(await admin.hget(budgetKeys(digest)[0], 'seq'));
-    try {
-      // Four queued behind it: five tokens in one call (at most a tenth of the burst: 4).
-      const first = await a.take('normal', { ...v, waiting: 4 });
-      expect(first).toEqual({ waitMs: 0, seq: 1 });
-      expect(await seqInRedis()).toBe(4);
-      // Lower priority does not spend them; the same or higher does, without asking Redis.
-      expect((await a.take('low', v)).seq).toBe(5);
-      expect(await seqInRedis()).toBe(5);
-      expect(await a.take('high', v)).toEqual({ waitMs: 0, seq: 2 });
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
-      expect(await seqInRedis()).toBe(5);
-      // Another process never gets them: it takes the next seq from Redis.
-      expect((await b.take('normal', v)).seq).toBe(6);
-      // Unused past 250 ms, the last one lapses: the next take asks Redis again.
-      await clock.advance(300);
-      expect((await a.take('normal', v)).seq).toBe(7);
-    } finally {
-      admin.disconnect();
-    }
+    // Four queued behind it: five tokens in one call (at most a tenth of the burst: 4).
+    const first = await a.take('normal', { ...v, waiting: 4 });
+    expect(first).toEqual({ waitMs: 0, seq: 1 });
+    expect(await seqInRedis()).toBe(4);
+    // Lower priority does not spend them; the same or higher does, without asking Redis.
+    expect((await a.take('low', v)).seq).toBe(5);
+    expect(await seqInRedis()).toBe(5);
+    expect(await a.take('high', v)).toEqual({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
+    expect(await seqInRedis()).toBe(5);
+    // Another process never gets them: it takes the next seq from Redis.
+    expect((await b.take('normal', v)).seq).toBe(6);
+    // Unused past 250 ms, the last one lapses: the next take asks Redis again.
+    await clock.advance(300);
+    expect((await a.take('normal', v)).seq).toBe(7);
   });
 
   it('takes no more than a fixed window has left, and never what low priority must leave in reserve', async () => {
     const digest = freshDigest();
     // Its lease never lapses on this clock: the takes below come from it, however busy the machine.
     const a = (await proc('lease-w', { clock: new ManualClock(Date.now()) })).budget(digest, 'key:w');
-    const admin = new Redis(redis.url);
     // The server said 3 remain in a window that resets in 5 s.
     const v = view({ limit: 600, burst: 200, remaining: 3, resetInMs: 5_000 });
-    try {
-      expect(await a.take('normal', { ...v, waiting: 50 })).toEqual({ waitMs: 0, seq: 1 });
-      expect(Number(await admin.hget(budgetKeys(digest)[0], 'seq'))).toBe(3);
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
-      expect((await a.take('normal', v)).waitMs).toBeGreaterThan(4_000);
-    } finally {
-      admin.disconnect();
-    }
+    expect(await a.take('normal', { ...v, waiting: 50 })).toEqual({ waitMs: 0, seq: 1 });
+    expect(Number(await admin.hget(budgetKeys(digest)[0], 'seq'))).toBe(3);
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
+    expect((await a.take('normal', v)).waitMs).toBeGreaterThan(4_000);
 
     const low = (await proc('lease-low')).budget(freshDigest(), 'key:l');
     // Burst 30: low leaves a reserve of 3 of them (a last call granting all it asked for would leave 1).
@@ -151,223 +145,178 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const digest = freshDigest();
     const a = (await proc('order-a')).budget(digest, 'key:a');
     const b = (await proc('order-b')).budget(digest, 'key:b');
-    const admin = new Redis(redis.url);
-    try {
-      const v = view({ limit: 600, burst: 200 });
-      // a's request (seq 1) is slow on its way; b's (seq 2) reaches the server first, which counts 1 of its 10.
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
-      expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
-      b.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
-      // Nine left by the server's count, but a's request will take one of them: eight more go, not nine.
-      let granted = 0;
-      while ((await b.take('normal', v)).waitMs === 0) granted++;
-      expect(granted).toBe(8);
-      // Its response, older news, only ends its take: the window stays spent.
-      a.observe({ seq: 1, serverLimit: 10, remaining: 8, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 8);
-      expect((await b.take('high', v)).waitMs).toBeGreaterThan(4_000);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 600, burst: 200 });
+    // a's request (seq 1) is slow on its way; b's (seq 2) reaches the server first, which counts 1 of its 10.
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+    expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    b.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
+    // Nine left by the server's count, but a's request will take one of them: eight more go, not nine.
+    let granted = 0;
+    while ((await b.take('normal', v)).waitMs === 0) granted++;
+    expect(granted).toBe(8);
+    // Its response, older news, only ends its take: the window stays spent.
+    a.observe({ seq: 1, serverLimit: 10, remaining: 8, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 8);
+    expect((await b.take('high', v)).waitMs).toBeGreaterThan(4_000);
   });
 
   it('in a token bucket, what a response says is left is lowered by the takes after it only', async () => {
     const digest = freshDigest();
     const a = (await proc('order-bucket')).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
-    try {
-      const v = view({ limit: 6, burst: 200 }); // nothing refills meanwhile to speak of
-      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
-      // Seq 1's response is still on its way; the server had counted it when it answered seq 2 with 50 left.
-      a.observe({ seq: 2, serverLimit: undefined, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
-      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
-      const tokens = Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
-      expect(tokens).toBeGreaterThanOrEqual(49);
-      expect(tokens).toBeLessThan(49.1);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 6, burst: 200 }); // nothing refills meanwhile to speak of
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    // Seq 1's response is still on its way; the server had counted it when it answered seq 2 with 50 left.
+    a.observe({ seq: 2, serverLimit: undefined, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
+    const tokens = Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
+    expect(tokens).toBeGreaterThanOrEqual(49);
+    expect(tokens).toBeLessThan(49.1);
   });
 
   it("a take sent just before a fixed window's end counts in the next window until a response says otherwise", async () => {
     const digest = freshDigest();
     const a = (await proc('edge-a')).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
-    try {
-      // The server: 10 per window, this one ending in 2 s. Ten taken, nine answered; the tenth is still on its way at the edge.
-      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-      for (let seq = 1; seq <= 10; seq++) {
-        expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
-        if (seq < 10) a.observe({ seq, serverLimit: 10, remaining: 10 - seq, resetInMs: 2_000, serverModel: 'window', pauseMs: undefined });
-      }
-      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '9');
-      expect((await a.take('normal', v)).waitMs).toBeGreaterThan(0);
-      // Past the edge (and with the bucket refilled): nine go in the new window, not ten.
-      await new Promise((r) => setTimeout(r, 2_500));
-      let granted = 0;
-      while ((await a.take('normal', v)).waitMs === 0) granted++;
-      expect(granted).toBe(9);
-    } finally {
-      admin.disconnect();
+    // The server: 10 per window, this one ending in 2 s. Ten taken, nine answered; the tenth is still on its way at the edge.
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    for (let seq = 1; seq <= 10; seq++) {
+      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+      if (seq < 10) a.observe({ seq, serverLimit: 10, remaining: 10 - seq, resetInMs: 2_000, serverModel: 'window', pauseMs: undefined });
     }
+    await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '9');
+    expect((await a.take('normal', v)).waitMs).toBeGreaterThan(0);
+    // Past the edge (and with the bucket refilled): nine go in the new window, not ten.
+    await new Promise((r) => setTimeout(r, 2_500));
+    let granted = 0;
+    while ((await a.take('normal', v)).waitMs === 0) granted++;
+    expect(granted).toBe(9);
   });
 
   it('a fixed window no response told the end of ends a window length after the last: with no response coming (the API down at the edge) the budget is not spent for good', async () => {
     const digest = freshDigest();
     const a = (await proc('stall-a')).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
     const endedWithoutNews = (seq: number) => a.observe({ seq, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'unknown', pauseMs: undefined });
-    try {
-      // The server: 3 per 1 s window, this one ending in 300 ms with 2 left; then no response carries headers.
-      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
-      a.observe({ seq: 1, serverLimit: 3, remaining: 2, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '1');
-      const edge = Date.now() + 300;
-      // Spend this window and the next (whose end nobody tells), each take ending without news.
-      let spent = 0;
-      while (spent < 5) {
-        const t = await a.take('normal', v);
-        if (t.waitMs === 0) {
-          spent++;
-          endedWithoutNews(t.seq!);
-        } else await new Promise((r) => setTimeout(r, Math.min(t.waitMs, 100)));
-        expect(Date.now() - edge).toBeLessThan(20_000);
-      }
-      // A later window grants again (before: refused for good, every priority, every process).
-      const deadline = Date.now() + 5_000;
-      let granted = false;
-      while (!granted && Date.now() < deadline) {
-        granted = (await a.take('high', v)).waitMs === 0;
-        if (!granted) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(granted).toBe(true);
-    } finally {
-      admin.disconnect();
+    // The server: 3 per 1 s window, this one ending in 300 ms with 2 left; then no response carries headers.
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+    a.observe({ seq: 1, serverLimit: 3, remaining: 2, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '1');
+    const edge = Date.now() + 300;
+    // Spend this window and the next (whose end nobody tells), each take ending without news.
+    let spent = 0;
+    while (spent < 5) {
+      const t = await a.take('normal', v);
+      if (t.waitMs === 0) {
+        spent++;
+        endedWithoutNews(t.seq!);
+      } else await new Promise((r) => setTimeout(r, Math.min(t.waitMs, 100)));
+      expect(Date.now() - edge).toBeLessThan(20_000);
     }
+    // A later window grants again (before: refused for good, every priority, every process).
+    const deadline = Date.now() + 5_000;
+    let granted = false;
+    while (!granted && Date.now() < deadline) {
+      granted = (await a.take('high', v)).waitMs === 0;
+      if (!granted) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(granted).toBe(true);
   });
 
   it('in a fixed window low priority leaves a reserve of what the window has left, not only of the bucket', async () => {
     const digest = freshDigest();
     const backfill = (await proc('reserve-low')).budget(digest, 'key:x');
     const live = (await proc('reserve-high')).budget(digest, 'key:y');
-    const admin = new Redis(redis.url);
-    try {
-      // A burst of 200 (a reserve of 21 for low priority), a full bucket, and a window with 3 left for 5 s.
-      const v = view({ limit: 600, burst: 200 });
-      expect((await live.take('high', v)).waitMs).toBe(0);
-      live.observe({ seq: 1, serverLimit: undefined, remaining: 3, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await admin.hget(budgetKeys(digest)[0], 'wrem')) === '3');
-      const low = await backfill.take('low', v);
-      expect(low.waitMs).toBeGreaterThan(4_000);
-      expect(low.waitMs).toBeLessThanOrEqual(5_000);
-      for (let i = 0; i < 3; i++) expect((await live.take('high', v)).waitMs).toBe(0);
-    } finally {
-      admin.disconnect();
-    }
+    // A burst of 200 (a reserve of 21 for low priority), a full bucket, and a window with 3 left for 5 s.
+    const v = view({ limit: 600, burst: 200 });
+    expect((await live.take('high', v)).waitMs).toBe(0);
+    live.observe({ seq: 1, serverLimit: undefined, remaining: 3, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await admin.hget(budgetKeys(digest)[0], 'wrem')) === '3');
+    const low = await backfill.take('low', v);
+    expect(low.waitMs).toBeGreaterThan(4_000);
+    expect(low.waitMs).toBeLessThanOrEqual(5_000);
+    for (let i = 0; i < 3; i++) expect((await live.take('high', v)).waitMs).toBe(0);
   });
 
   it('a response from a window already over, answered before its end, does not start the next window afresh', async () => {
     const digest = freshDigest();
     const a = (await proc('stale-a')).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
     const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
-    try {
-      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-      // Window 1 (10 per window) ends in 300 ms; seqs 2 and 3 are taken before its end.
-      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
-      a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await obsseq()) === '1');
-      await new Promise((r) => setTimeout(r, 350));
-      // Seq 2 reached the server in window 2 (ending in 5 s); seq 3 in window 1, answered just before its end.
-      a.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await obsseq()) === '2');
-      a.observe({ seq: 3, serverLimit: 10, remaining: 8, resetInMs: 20, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await obsseq()) === '3');
-      // Long enough for the bucket to refill and that short reset to pass: window 2 still has 9 at most.
-      await new Promise((r) => setTimeout(r, 1_100));
-      let granted = 0;
-      while ((await a.take('normal', v)).waitMs === 0) granted++;
-      expect(granted).toBeGreaterThanOrEqual(8);
-      expect(granted).toBeLessThanOrEqual(9);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    // Window 1 (10 per window) ends in 300 ms; seqs 2 and 3 are taken before its end.
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await obsseq()) === '1');
+    await new Promise((r) => setTimeout(r, 350));
+    // Seq 2 reached the server in window 2 (ending in 5 s); seq 3 in window 1, answered just before its end.
+    a.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await obsseq()) === '2');
+    a.observe({ seq: 3, serverLimit: 10, remaining: 8, resetInMs: 20, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await obsseq()) === '3');
+    // Long enough for the bucket to refill and that short reset to pass: window 2 still has 9 at most.
+    await new Promise((r) => setTimeout(r, 1_100));
+    let granted = 0;
+    while ((await a.take('normal', v)).waitMs === 0) granted++;
+    expect(granted).toBeGreaterThanOrEqual(8);
+    expect(granted).toBeLessThanOrEqual(9);
   });
 
   it('the first response of a new fixed window starts it, even one to an older take', async () => {
     const digest = freshDigest();
     const a = (await proc('older-a')).budget(digest, 'key:a');
     const b = (await proc('older-b')).budget(digest, 'key:b');
-    const admin = new Redis(redis.url);
     const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
-    try {
-      const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
-      expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
-      // Seq 2 was counted in window 1, which (its response said) ends in 1 s; seq 1, sent late,
-      // in window 2, ending in 5 s: the server's window 1 ended sooner than that response told.
-      b.observe({ seq: 2, serverLimit: 10, remaining: 8, resetInMs: 1_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await obsseq()) === '2');
-      a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
-      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
-      // Past window 1's told end, and the bucket refilled: window 2 has 9 left, not the whole 10.
-      await new Promise((r) => setTimeout(r, 1_100));
-      let granted = 0;
-      while ((await a.take('normal', v)).waitMs === 0) granted++;
-      expect(granted).toBeGreaterThanOrEqual(8);
-      expect(granted).toBeLessThanOrEqual(9);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+    expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    // Seq 2 was counted in window 1, which (its response said) ends in 1 s; seq 1, sent late,
+    // in window 2, ending in 5 s: the server's window 1 ended sooner than that response told.
+    b.observe({ seq: 2, serverLimit: 10, remaining: 8, resetInMs: 1_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await obsseq()) === '2');
+    a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
+    await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
+    // Past window 1's told end, and the bucket refilled: window 2 has 9 left, not the whole 10.
+    await new Promise((r) => setTimeout(r, 1_100));
+    let granted = 0;
+    while ((await a.take('normal', v)).waitMs === 0) granted++;
+    expect(granted).toBeGreaterThanOrEqual(8);
+    expect(granted).toBeLessThanOrEqual(9);
   });
 
   it('tokens of a lease left unused go back to the shared bucket when it lapses, once', async () => {
     const digest = freshDigest();
     const clock = new ManualClock(Date.now());
     const a = (await proc('return-a', { clock })).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
     const tokens = async () => Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
-    try {
-      const v = view({ limit: 6, burst: 40 }); // one token in 10 s: nothing refills meanwhile to speak of
-      expect(await a.take('normal', { ...v, waiting: 9 })).toEqual({ waitMs: 0, seq: 1 });
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
-      // Four taken (a tenth of the burst), two handed out; the other two lapse unsent at 250 ms and return.
-      expect(await tokens()).toBeLessThan(36.1);
-      await clock.advance(250);
-      await until(async () => (await tokens()) >= 38);
-      expect(await tokens()).toBeLessThan(38.1);
-      expect(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).toEqual(['1', '2']);
-      // A lapsed lease is not returned twice, and the next take asks Redis for seq 5.
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 5 });
-      expect(await tokens()).toBeLessThan(37.1);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 6, burst: 40 }); // one token in 10 s: nothing refills meanwhile to speak of
+    expect(await a.take('normal', { ...v, waiting: 9 })).toEqual({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    // Four taken (a tenth of the burst), two handed out; the other two lapse unsent at 250 ms and return.
+    expect(await tokens()).toBeLessThan(36.1);
+    await clock.advance(250);
+    await until(async () => (await tokens()) >= 38);
+    expect(await tokens()).toBeLessThan(38.1);
+    expect(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).toEqual(['1', '2']);
+    // A lapsed lease is not returned twice, and the next take asks Redis for seq 5.
+    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 5 });
+    expect(await tokens()).toBeLessThan(37.1);
   });
 
   it('responses that arrive together reach Redis in one call: the newest news, and every take ended', async () => {
     const digest = freshDigest();
     // No heartbeat call in between to count.
     const a = (await proc('batch-a', { heartbeatEveryMs: 60_000 })).budget(digest, 'key:a');
-    const admin = new Redis(redis.url);
     const scriptCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
-    try {
-      const v = view({ limit: 600, burst: 200 });
-      for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
-      const before = await scriptCalls();
-      a.observe({ seq: 3, serverLimit: 100, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
-      a.observe({ seq: 2, serverLimit: 100, remaining: 51, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
-      a.observe({ seq: 1, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
-      await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
-      expect(await scriptCalls()).toBe(before + 1);
-      expect(await admin.hmget(budgetKeys(digest)[0], 'obsseq', 'limit')).toEqual(['3', '100']);
-      // The bucket holds what the newest response said was left.
-      expect(Number(await admin.hget(budgetKeys(digest)[0], 'tokens'))).toBeLessThan(51);
-    } finally {
-      admin.disconnect();
-    }
+    const v = view({ limit: 600, burst: 200 });
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    const before = await scriptCalls();
+    a.observe({ seq: 3, serverLimit: 100, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    a.observe({ seq: 2, serverLimit: 100, remaining: 51, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    a.observe({ seq: 1, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    await until(async () => (await admin.zcard(budgetKeys(digest)[2])) === 0);
+    expect(await scriptCalls()).toBe(before + 1);
+    expect(await admin.hmget(budgetKeys(digest)[0], 'obsseq', 'limit')).toEqual(['3', '100']);
+    // The bucket holds what the newest response said was left.
+    expect(Number(await admin.hget(budgetKeys(digest)[0], 'tokens'))).toBeLessThan(51);
   });
 
   it('keys carry a hash tag and a digest, never the credential', async () => {

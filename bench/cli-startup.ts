@@ -1,5 +1,7 @@
 /**
- * CLI start-up: wall time of `indexbot --help` (process start to exit), and of `indexbot run`
+ * CLI start-up: wall time of `indexbot --help` (process start to exit; it loads every command),
+ * of `indexbot status` on a missing database (process start to its one-line error and exit 78;
+ * it loads the status command alone), and of `indexbot run`
  * from process start to its first poll request (the first `request` log line after
  * `indexbot running`), against an in-process sandbox. Each figure is the median of RUNS
  * fresh processes. INDEXBOT_BIN picks the bin (default: this checkout's bin/indexbot.js,
@@ -17,7 +19,8 @@ const RUNS = Number(process.env.RUNS ?? 5);
 const bin = process.env.INDEXBOT_BIN ?? fileURLToPath(new URL('../bin/indexbot.js', import.meta.url));
 const cwd = process.env.INDEXBOT_BENCH_CWD ?? fileURLToPath(new URL('..', import.meta.url));
 
-function timeUntil(args: string[], env: NodeJS.ProcessEnv, done: (line: string, state: { running: boolean }) => boolean): Promise<number> {
+/** Resolves with the time from spawn to `done` returning true for a log line, or to an exit with `exitCode`. */
+function timeUntil(args: string[], env: NodeJS.ProcessEnv, done: (line: string, state: { running: boolean }) => boolean, exitCode?: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -38,7 +41,7 @@ function timeUntil(args: string[], env: NodeJS.ProcessEnv, done: (line: string, 
       for (const line of lines) if (done(line, state)) finish();
     });
     child.on('exit', (code) => {
-      if (args[0] === '--help' && code === 0) finish();
+      if (exitCode !== undefined && code === exitCode) finish();
       else if (!finished) reject(new Error(`indexbot ${args.join(' ')} exited with ${code}: ${rest.slice(0, 500)}`));
     });
   });
@@ -50,7 +53,9 @@ const sandbox = await startSandbox({ port: 0 });
 const dir = mkdtempSync(join(tmpdir(), 'indexbot-startup-'));
 try {
   const help: number[] = [];
-  for (let i = 0; i < RUNS; i++) help.push(await timeUntil(['--help'], {}, () => false));
+  for (let i = 0; i < RUNS; i++) help.push(await timeUntil(['--help'], {}, () => false, 0));
+  const status: number[] = [];
+  for (let i = 0; i < RUNS; i++) status.push(await timeUntil(['status', '--db', join(dir, 'missing', 'x.db')], {}, () => false, 78));
   const firstPoll: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const env = {
@@ -70,6 +75,7 @@ try {
   }
   console.log(`cli-startup: ${bin}`);
   console.log(`  indexbot --help, process start to exit: median ${median(help).toFixed(0)} ms of ${RUNS} (${help.map((x) => x.toFixed(0)).join(', ')})`);
+  console.log(`  indexbot status (missing database), process start to exit: median ${median(status).toFixed(0)} ms of ${RUNS} (${status.map((x) => x.toFixed(0)).join(', ')})`);
   console.log(`  indexbot run, process start to first poll request: median ${median(firstPoll).toFixed(0)} ms of ${RUNS} (${firstPoll.map((x) => x.toFixed(0)).join(', ')})`);
 } finally {
   await sandbox.close();

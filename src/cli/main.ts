@@ -1,21 +1,30 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError } from '../core/index.ts';
-import { storeFailure } from '../store/index.ts';
-import { registerBackfillCommand } from './backfill-command.ts';
-import { registerBacktestCommand } from './backtest-command.ts';
-import { registerCheckLookaheadCommand } from './check-lookahead-command.ts';
-import { registerConfigCommand } from './config-command.ts';
-import { registerWalkForwardCommand } from './walk-forward-command.ts';
-import { registerOptimizeCommand } from './optimize-command.ts';
-import { registerDoctorCommand } from './doctor-command.ts';
-import { registerDemoCommand } from './demo-command.ts';
-import { registerLoginCommand } from './login-command.ts';
 import { packageJson } from './package-files.ts';
-import { registerProjectCommands } from './project-commands.ts';
-import { registerRunCommand } from './run-command.ts';
-import { registerSandboxCommand } from './sandbox-command.ts';
-import { registerStatusCommand } from './status-command.ts';
-import { registerStrategiesCommand } from './strategies-command.ts';
+
+type Register = (program: Command) => void;
+
+/**
+ * Each command's module, loaded on demand: a command then loads only what it runs (the store,
+ * the sandbox, the backtester...), not every other command's dependencies. In the listing
+ * order of `--help`.
+ */
+const COMMANDS: readonly (readonly [names: readonly string[], load: () => Promise<Register>])[] = [
+  [['demo'], async () => (await import('./demo-command.ts')).registerDemoCommand],
+  [['run'], async () => (await import('./run-command.ts')).registerRunCommand],
+  [['status'], async () => (await import('./status-command.ts')).registerStatusCommand],
+  [['login'], async () => (await import('./login-command.ts')).registerLoginCommand],
+  [['backfill'], async () => (await import('./backfill-command.ts')).registerBackfillCommand],
+  [['backtest'], async () => (await import('./backtest-command.ts')).registerBacktestCommand],
+  [['check-lookahead'], async () => (await import('./check-lookahead-command.ts')).registerCheckLookaheadCommand],
+  [['walk-forward'], async () => (await import('./walk-forward-command.ts')).registerWalkForwardCommand],
+  [['optimize'], async () => (await import('./optimize-command.ts')).registerOptimizeCommand],
+  [['doctor'], async () => (await import('./doctor-command.ts')).registerDoctorCommand],
+  [['strategies'], async () => (await import('./strategies-command.ts')).registerStrategiesCommand],
+  [['sandbox'], async () => (await import('./sandbox-command.ts')).registerSandboxCommand],
+  [['init', 'new-strategy'], async () => (await import('./project-commands.ts')).registerProjectCommands],
+  [['config'], async () => (await import('./config-command.ts')).registerConfigCommand],
+];
 
 const program = new Command();
 program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').version(packageJson().version).exitOverride();
@@ -31,20 +40,10 @@ program.configureOutput({
     ),
 });
 
-registerDemoCommand(program);
-registerRunCommand(program);
-registerStatusCommand(program);
-registerLoginCommand(program);
-registerBackfillCommand(program);
-registerBacktestCommand(program);
-registerCheckLookaheadCommand(program);
-registerWalkForwardCommand(program);
-registerOptimizeCommand(program);
-registerDoctorCommand(program);
-registerStrategiesCommand(program);
-registerSandboxCommand(program);
-registerProjectCommands(program);
-registerConfigCommand(program);
+// The command named first on the line, alone; anything else (help, --version, a typo commander
+// answers with the nearest name) gets them all.
+const named = COMMANDS.filter(([names]) => names.includes(process.argv[2] ?? ''));
+for (const register of await Promise.all((named.length > 0 ? named : COMMANDS).map(([, load]) => load()))) register(program);
 
 /** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
 const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
@@ -54,7 +53,7 @@ try {
 } catch (thrown) {
   // Commander already printed its one line; help and --version exit 0.
   if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : EXIT.usage);
-  const e = storeFailure(thrown);
+  const e = (await import('../store/index.ts')).storeFailure(thrown);
   if (e instanceof IndexbotError) {
     process.stderr.write(`indexbot: ${e.message} [${e.code}]\n`);
     process.exit(e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config);

@@ -158,7 +158,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
   for (const g of s.rateGates) {
     lines.push(
-      `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,
+      `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  burst ${g.burst}  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,
     );
     if (g.shared) lines.push(`    ${describeShared(g.shared)}`);
   }

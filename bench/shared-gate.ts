@@ -5,10 +5,16 @@
  * - fixed-window: a server with fixed 2 s windows of 100 requests, a third of the basic tier
  *   the processes are configured for.
  * Prints per server and N: the 429s after the first window (goal 0); utilization after the
- * first window, i.e. successful calls / what the server's limit allowed in that time (its
- * refill, plus for the bucket what it still held when the first window ended; goal at least
- * 95 %); and the latency the shared gate adds to a request, i.e. the duration of each
- * take from the shared budget (one Lua script call on a local redis-server), p50 and p99.
+ * first window, i.e. requests the server let through / what its limit allowed in that time
+ * (goal at least 95 %); and the latency the shared gate adds to a request, i.e. the duration
+ * of each take from the shared budget (one Lua script call on a local redis-server), p50 and p99.
+ * What a token bucket allowed after the first window is what it held when that window ended
+ * plus its refill until the end, both read from the server's own bucket (it runs in this
+ * process) at those two moments, with the requests it let through and refused in between.
+ * An estimate from the calls answered in the first window counted refill a full bucket could
+ * not hold as allowed: the sandbox answers its first composition call in about 1 s, while the
+ * gate sends nothing else until that first answer says what is left, so the bucket sits full
+ * and its refill overflows (5-8 % of the span's allowance, which no client could have used).
  * First on each server, the reference: one process with its local gate alone (no Redis), the
  * figure the shared gate is to match. Between the two servers, the gates alone against the
  * bucket (see `gateOnlyRow`): what the gates leave unused where the processes' CPU does not
@@ -18,11 +24,10 @@
 import { setMaxListeners } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { RateGate, RedisBudgets, credentialDigest } from '../src/ratelimit/index.ts';
-import { demoKey, startSandbox } from '../src/sandbox/index.ts';
-import { BucketLimiter } from '../src/sandbox/rate-limiter.ts';
+import { BucketLimiter, type BucketState, demoKey, startSandbox } from '../src/sandbox/index.ts';
 import { startFixedWindowServer } from '../test/helpers/fixed-window-server.ts';
 import { startRedis } from '../test/helpers/redis.ts';
-import { type WorkerResult, runWorkers } from '../test/helpers/shared-gate-workers.ts';
+import { runWorkers } from '../test/helpers/shared-gate-workers.ts';
 
 const WINDOW_MS = 2_000;
 const SECONDS = Math.min(60, Math.max(4, Number(process.env.BENCH_SECONDS ?? 8)));
@@ -42,23 +47,48 @@ interface Row {
   server: string;
   n: number;
   limited: number;
-  ok: number;
+  served: number;
   allowed: number;
   p50: number;
   p99: number;
 }
 
-const firstWindowS = WINDOW_MS / 1000;
-/** Sum of a by-second record over the seconds after the first window. */
-const afterFirst = (bySecond: Record<string, number>) => Object.entries(bySecond).reduce((sum, [s, n]) => (Number(s) >= firstWindowS && Number(s) < SECONDS ? sum + n : sum), 0);
-
 function quantile(sorted: number[], q: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-function row(server: string, n: number, results: WorkerResult[], limited: number, allowed: number): Row {
-  const takes = results.flatMap((r) => r.takeMs).sort((a, b) => a - b);
-  return { server, n, limited, ok: results.reduce((s, r) => s + afterFirst(r.okBySecond), 0), allowed, p50: quantile(takes, 0.5), p99: quantile(takes, 0.99) };
+/** What a server let through and refused (429) over the measured span, and what its limit allowed in it. */
+interface Span {
+  served: number;
+  limited: number;
+  allowed: number;
+}
+
+function row(server: string, n: number, takeMs: number[], span: Span): Row {
+  const takes = takeMs.toSorted((a, b) => a - b);
+  return { server, n, ...span, p50: quantile(takes, 0.5), p99: quantile(takes, 0.99) };
+}
+
+const sleepUntil = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+
+/**
+ * Reads a token bucket (in this process) when the first window ends and when the run ends: the
+ * requests it let through and refused between, and what it allowed then, i.e. what it held at
+ * the first reading plus its refill until the second. Each reading falls between two of its
+ * requests, and the refill runs over the time that really passed between them.
+ */
+async function bucketSpan(read: () => BucketState | undefined, start: number): Promise<Span> {
+  const readAt = async (at: number) => {
+    await sleepUntil(at);
+    return { at: Date.now(), state: read() ?? { tokens: BUCKET.burst, allowed: 0, refused: 0 } };
+  };
+  const from = await readAt(start + WINDOW_MS);
+  const to = await readAt(start + SECONDS * 1_000);
+  return {
+    served: to.state.allowed - from.state.allowed,
+    limited: to.state.refused - from.state.refused,
+    allowed: from.state.tokens + ((to.at - from.at) * BUCKET.limit) / WINDOW_MS,
+  };
 }
 
 /** One point against a fresh sandbox (its token bucket): `redisUrl` undefined runs the local gate alone. */
@@ -66,31 +96,28 @@ async function bucketRow(label: string, n: number, redisUrl: string | undefined)
   const key = demoKey('basic', { name: `bench-${n}-${redisUrl ? 'shared' : 'local'}` });
   const sandbox = await startSandbox({ port: 0, apiKeys: [key], rateWindowMs: WINDOW_MS, speed: 0 });
   try {
-    const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
-    return bucketRowOf(
+    let span: Promise<Span> | undefined;
+    const { results } = await runWorkers(n, { baseUrl: sandbox.baseUrl, apiKey: key.key, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS, (start) => {
+      span = bucketSpan(() => sandbox.rateBucket(`key:${key.name}`), start);
+      return Promise.resolve();
+    });
+    return row(
       label,
       n,
-      results.map((x) => x.result),
+      results.flatMap((x) => x.result.takeMs),
+      await span!,
     );
   } finally {
     await sandbox.close();
   }
 }
 
-function bucketRowOf(label: string, n: number, r: WorkerResult[]): Row {
-  // Failed calls after the first window: each a 429 (the worker does not retry or re-queue).
-  const limited = r.reduce((s, x) => s + afterFirst(x.failedBySecond), 0);
-  // What the server's bucket allowed after the first window: its refill, plus what it still held then.
-  const okInFirst = r.reduce((sum, x) => sum + Object.entries(x.okBySecond).reduce((t, [sec, c]) => (Number(sec) < firstWindowS ? t + c : t), 0), 0);
-  const heldThen = Math.max(0, Math.min(BUCKET.burst, BUCKET.burst + BUCKET.limit - okInFirst));
-  return row(label, n, r, limited, (BUCKET.limit * (SECONDS - firstWindowS) * 1000) / WINDOW_MS + heldThen);
-}
-
 /**
  * The gates alone, without HTTP or a process each (so without the CPU a 2-core machine runs
  * short of): N rate gates in this process, each with its own Redis connection and id, 6 calls
  * at a time each, against the sandbox's token bucket called in place 1 ms after admission and
- * answering 1 ms later. The same counts as `bucketRow`; what the gates leave unused.
+ * answering 1 ms later. The same figures as `bucketRow` (no take latency: it would be the
+ * in-process run's); what the gates leave unused.
  */
 async function gateOnlyRow(label: string, n: number, redisUrl: string | undefined): Promise<Row> {
   const limiter = new BucketLimiter(WINDOW_MS, Date.now, true);
@@ -104,10 +131,10 @@ async function gateOnlyRow(label: string, n: number, redisUrl: string | undefine
   const timer = setTimeout(() => abort.abort(), SECONDS * 1_000);
   const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
   try {
-    const results = await Promise.all(
+    const span = bucketSpan(() => limiter.state('bench'), start);
+    await Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const gate = new RateGate({ ...BUCKET, windowMs: WINDOW_MS, shared: budgets[i]?.budget(digest, 'bench') });
-        const result: WorkerResult = { okBySecond: {}, failedBySecond: {}, failed: 0, takeMs: [] };
         await Promise.all(
           Array.from({ length: 6 }, async () => {
             while (Date.now() < end) {
@@ -117,39 +144,32 @@ async function gateOnlyRow(label: string, n: number, redisUrl: string | undefine
               const decision = limiter.take('bench', BUCKET);
               await pause();
               gate.release(permit, { status: decision.allowed ? 200 : 429, headers: decision.headers });
-              const second = Math.floor((Date.now() - start) / 1_000);
-              const counts = decision.allowed ? result.okBySecond : result.failedBySecond;
-              counts[second] = (counts[second] ?? 0) + 1;
             }
           }),
         );
-        return result;
       }),
     );
-    return bucketRowOf(label, n, results);
+    return row(label, n, [], await span);
   } finally {
     clearTimeout(timer);
     await Promise.all(budgets.map((b) => b.close()));
   }
 }
 
-/** One point against a fresh fixed-window server; 429s and what it allowed counted in its whole windows after the first. */
+/** One point against a fresh fixed-window server; what it let through, refused and allowed counted in its whole windows after the first. */
 async function fixedRow(label: string, n: number, redisUrl: string | undefined): Promise<Row> {
   const server = await startFixedWindowServer({ limit: FIXED_LIMIT, windowMs: WINDOW_MS });
   try {
     const { start, end, results } = await runWorkers(n, { baseUrl: server.baseUrl, apiKey: `bench-fixed-${n}`, redisUrl, tier: 'basic', windowMs: WINDOW_MS, concurrency: 6 }, SECONDS);
     const first = server.windowOf(start) + 1;
     const last = server.windowOf(end) - 1;
-    const limited = server
-      .rateLimitedPerWindow()
-      .slice(first, last + 1)
-      .reduce((a, b) => a + b, 0);
+    const inSpan = (perWindow: number[]) => perWindow.slice(first, last + 1).reduce((a, b) => a + b, 0);
+    const limited = inSpan(server.rateLimitedPerWindow());
     return row(
       label,
       n,
-      results.map((x) => x.result),
-      limited,
-      (last - first + 1) * FIXED_LIMIT,
+      results.flatMap((x) => x.result.takeMs),
+      { served: inSpan(server.perWindow()) - limited, limited, allowed: (last - first + 1) * FIXED_LIMIT },
     );
   } finally {
     await server.close();
@@ -174,10 +194,10 @@ export async function run(): Promise<void> {
   console.log(
     `shared-gate: N processes on one key, 6 calls at a time each, ${SECONDS} s per point, window ${WINDOW_MS} ms; figures after the first window; machine load average ${loadAtStart} at start, ${loadavg()[0]!.toFixed(1)} at end (${cpus().length} cores)`,
   );
-  console.log(`  ${'server'.padEnd(60)} ${'N'.padStart(2)}  ${'429s'.padStart(5)}  ${'ok'.padStart(6)} / ${'allowed'.padStart(7)}  utilization  shared take p50 / p99 (ms)`);
+  console.log(`  ${'server'.padEnd(60)} ${'N'.padStart(2)}  ${'429s'.padStart(5)}  ${'served'.padStart(6)} / ${'allowed'.padStart(7)}  utilization  shared take p50 / p99 (ms)`);
   for (const r of rows) {
     console.log(
-      `  ${r.server.padEnd(60)} ${String(r.n).padStart(2)}  ${String(r.limited).padStart(5)}  ${String(r.ok).padStart(6)} / ${String(Math.round(r.allowed)).padStart(7)}  ${((100 * r.ok) / r.allowed).toFixed(1).padStart(9)} %  ${r.p50.toFixed(2).padStart(8)} / ${r.p99.toFixed(2)}`.replaceAll(
+      `  ${r.server.padEnd(60)} ${String(r.n).padStart(2)}  ${String(r.limited).padStart(5)}  ${String(r.served).padStart(6)} / ${String(Math.round(r.allowed)).padStart(7)}  ${((100 * r.served) / r.allowed).toFixed(1).padStart(9)} %  ${r.p50.toFixed(2).padStart(8)} / ${r.p99.toFixed(2)}`.replaceAll(
         'NaN',
         '-',
       ),

@@ -9,7 +9,7 @@ import { MAX_SPEED, SimClock } from './clock.ts';
 import { SandboxHttpError, badParams } from './errors.ts';
 import { DAY, HOUR, Market } from './market.ts';
 import { QueryReader } from './query.ts';
-import { BucketLimiter } from './rate-limiter.ts';
+import { BucketLimiter, type BucketState } from './rate-limiter.ts';
 import { compositionRecord, historyPoint, historyTimes, indexRecord, performanceRecord, portfolioRecord, rebalanceRecord, tokenRecord, visibleRebalances } from './records.ts';
 
 export interface SandboxOptions {
@@ -56,6 +56,8 @@ export interface Sandbox {
   clock: SimClock;
   market: Market;
   counters(): SandboxCounters;
+  /** A credential's rate-limit bucket (labelled as in `counters`), for benchmarks: undefined before its first request. */
+  rateBucket(label: string): BucketState | undefined;
   close(): Promise<void>;
 }
 
@@ -225,6 +227,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock,
     market,
     counters: () => snapshot(counters),
+    rateBucket: (label) => limiter.state(label),
     close,
   };
 }

@@ -114,3 +114,25 @@ describe('rate buckets of a credential that fails authentication', () => {
     expect(Number(revoked.headers['x-ratelimit-remaining'])).toBe(Number(valid.headers['x-ratelimit-remaining']) - 1);
   });
 });
+
+describe('reading a rate bucket (what bench/shared-gate.ts measures utilization against)', () => {
+  it('gives the tokens refilled to now without taking one, never above the burst, and what it let through and refused', async () => {
+    let now = Date.now();
+    const s = await testSandbox({ rateWindowMs: 1_000, realNow: () => now });
+    try {
+      expect(s.rateBucket('ip:127.0.0.1')).toBeUndefined();
+      // The public tier: a burst of 100, then 60 per (scaled) window.
+      for (let i = 0; i < 102; i++) await raw(`${s.baseUrl}/tokens`);
+      expect(s.rateBucket('ip:127.0.0.1')).toEqual({ tokens: 0, allowed: 100, refused: 2 });
+      now += 500;
+      expect(s.rateBucket('ip:127.0.0.1')).toEqual({ tokens: 30, allowed: 100, refused: 2 });
+      expect(s.rateBucket('ip:127.0.0.1')?.tokens).toBe(30);
+      expect((await raw(`${s.baseUrl}/tokens`)).status).toBe(200);
+      expect(s.rateBucket('ip:127.0.0.1')).toEqual({ tokens: 29, allowed: 101, refused: 2 });
+      now += 10_000;
+      expect(s.rateBucket('ip:127.0.0.1')?.tokens).toBe(100);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -168,7 +168,19 @@ export class RateGate {
 
   /** Waits until a request may be sent. Every call must be followed by one `release()`. */
   async acquire(priority: Priority = 'normal', signal?: AbortSignal): Promise<Permit> {
-    return this.admission.add(() => this.waitForSlot(priority, signal), { priority: PRIORITY_VALUE[priority], signal });
+    let slot: Promise<Permit> | undefined;
+    try {
+      return await this.admission.add(() => (slot = this.waitForSlot(priority, signal)), { priority: PRIORITY_VALUE[priority], signal });
+    } catch (e) {
+      // p-queue gives up on a running task when its signal aborts, but the task runs on (a
+      // shared take cannot be called back): a permit it still admits was never sent, so it
+      // goes back at once, or it would count as in flight for good.
+      slot?.then(
+        (permit) => this.release(permit),
+        () => {},
+      );
+      throw e;
+    }
   }
 
   /** Reports how the admitted request ended: its response, or nothing (network error). */
@@ -305,6 +317,8 @@ export class RateGate {
         done();
         reject(signal?.reason);
       };
+      // The signal may have aborted while a shared take was on its way: the event has fired already.
+      if (signal?.aborted) return onAbort();
       this.wakers.add(done);
       signal?.addEventListener('abort', onAbort, { once: true });
       if (Number.isFinite(ms)) handle = this.clock.setTimeout(done, ms);

@@ -270,6 +270,53 @@ describe('RateGate', () => {
 });
 
 describe('RateGate with a shared budget', () => {
+  it('a caller that aborts while its shared take is on its way loses nothing: the permit admitted after it goes back, and the take is ended', async () => {
+    const observed: SharedObservation[] = [];
+    let answer: (take: { waitMs: number; seq: number }) => void = () => {};
+    let seq = 0;
+    const shared: SharedBudget = {
+      take: () => new Promise((resolve) => (answer = resolve)),
+      observe: (o) => observed.push(o),
+      state: () => ({ mode: 'shared', limit: 100, burst: 100, tokens: 100, processes: [], share: 2 }),
+    };
+    const gate = new RateGate({ limit: 100, burst: 100, windowMs: 60_000, clock: new ManualClock(), shared });
+    const settled = () => new Promise((resolve) => setImmediate(resolve));
+    const controller = new AbortController();
+    const aborted = gate.acquire('normal', controller.signal);
+    await settled();
+    controller.abort(new Error('shutting down'));
+    await expect(aborted).rejects.toThrow('shutting down');
+    // The shared budget grants the take after the caller has gone.
+    answer({ waitMs: 0, seq: ++seq });
+    await settled();
+    expect(gate.state().inFlight).toBe(0);
+    expect(observed.map((o) => [o.seq, o.remaining])).toEqual([[1, undefined]]);
+    // Nothing waits on a request that was never sent: the next one is admitted (no response has informed the gate yet).
+    const next = gate.acquire();
+    await settled();
+    answer({ waitMs: 0, seq: ++seq });
+    await expect(next).resolves.toMatchObject({ sharedSeq: 2, concurrency: 1 });
+  });
+
+  it('a caller that aborts while its shared take is on its way is not slept for when the take says to wait', async () => {
+    let answer: (take: { waitMs: number; seq: undefined }) => void = () => {};
+    const shared: SharedBudget = {
+      take: () => new Promise((resolve) => (answer = resolve)),
+      observe: () => {},
+      state: () => ({ mode: 'shared', limit: 100, burst: 100, tokens: 100, processes: [], share: 2 }),
+    };
+    const clock = new ManualClock();
+    const gate = new RateGate({ limit: 100, burst: 100, windowMs: 60_000, clock, shared });
+    const controller = new AbortController();
+    const aborted = gate.acquire('normal', controller.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error('shutting down'));
+    await expect(aborted).rejects.toThrow('shutting down');
+    answer({ waitMs: 30_000, seq: undefined });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(clock.pending).toBe(0);
+  });
+
   it('tells the shared budget how much work waits behind a take, whatever the server', async () => {
     const waitingSeen = async (serverModel: 'bucket' | 'window') => {
       const clock = new ManualClock(Date.UTC(2026, 10, 22, 10, 0, 0));

@@ -174,7 +174,7 @@ class RedisSharedBudget implements SharedBudget {
           nextSeq: first + 1,
           until: askedAt + validMs,
           priority: PRIORITY_ARG[priority],
-          timer: this.clock.setTimeout(() => this.dropLease(), Math.max(0, askedAt + validMs - this.clock.now())),
+          timer: unref(this.clock.setTimeout(() => this.dropLease(), Math.max(0, askedAt + validMs - this.clock.now()))),
         };
       }
       return { waitMs: 0, seq: first };
@@ -356,6 +356,12 @@ function isNewer(o: SharedObservation, than: SharedObservation): boolean {
   const window = (x: SharedObservation) => x.resetInMs ?? Number.NEGATIVE_INFINITY;
   if (Math.abs(window(o) - window(than)) >= 500) return window(o) > window(than);
   return (than.seq ?? 0) < (o.seq ?? 0);
+}
+
+/** Housekeeping is never what keeps a process alive (a test clock's handle has no `unref`). */
+function unref(timer: unknown): unknown {
+  (timer as { unref?: () => void } | undefined)?.unref?.();
+  return timer;
 }
 
 function limits(view: LocalView): [number, number, number] {

@@ -282,6 +282,23 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(granted).toBeLessThanOrEqual(9);
   });
 
+  it('a lease never holds a process open: its lapse timer does not keep the event loop alive', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const clock = {
+      now: () => Date.now(),
+      setTimeout: (fn: () => void, ms: number) => {
+        const timer = setTimeout(fn, ms);
+        timers.push(timer);
+        return timer;
+      },
+      clearTimeout: (timer: unknown) => clearTimeout(timer as NodeJS.Timeout),
+    };
+    const a = (await proc('unref-a', { clock })).budget(freshDigest(), 'key:a');
+    expect(await a.take('normal', { ...view({ limit: 60, burst: 40 }), waiting: 4 })).toEqual({ waitMs: 0, seq: 1 });
+    expect(timers).toHaveLength(1);
+    expect(timers[0]!.hasRef()).toBe(false);
+  });
+
   it('tokens of a lease left unused go back to the shared bucket when it lapses, once', async () => {
     const digest = freshDigest();
     const clock = new ManualClock(Date.now());

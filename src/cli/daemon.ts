@@ -10,7 +10,7 @@ import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/ind
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
-import { type Fill, type LoadedStrategy, StrategyRuntime, loadStrategies, watchStrategies } from '../strategy/index.ts';
+import { type Fill, type LoadedStrategy, StrategyRuntime, instrumentLabel, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
 
 export interface DaemonOptions {
@@ -18,7 +18,8 @@ export interface DaemonOptions {
   /** Called with each batch of new events after it is committed. */
   onEvents?: (events: IndexbotEvent[]) => void;
   onAlert?: (strategy: string, message: string, data: unknown) => void;
-  onFill?: (strategy: string, fill: Fill) => void;
+  /** `label`: the instrument as people read it (a token's symbol). */
+  onFill?: (strategy: string, fill: Fill, label: string) => void;
   /** After each poll, with how late it started (bench/http.ts). */
   onPoll?: (p: { job: string; ok: boolean; lateMs: number; durationMs: number }) => void;
   /**
@@ -97,9 +98,9 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       config,
       {
         ...options,
-        onFill: (strategy, fill) => {
-          faces.onFill(strategy, fill);
-          options.onFill?.(strategy, fill);
+        onFill: (strategy, fill, label) => {
+          faces.onFill(strategy, fill, label);
+          options.onFill?.(strategy, fill, label);
         },
       },
       () => alerts.notify(),
@@ -254,8 +255,9 @@ export function startStrategies(store: SnapshotStore, strategies: LoadedStrategy
       alerted();
     },
     onFill: (strategy, fill) => {
-      logger.info({ strategy, fill }, `${strategy}: paper ${fill.side} ${fill.quantity.toPrecision(6)} ${fill.instrument} at ${fill.price.toPrecision(6)}`);
-      options.onFill?.(strategy, fill);
+      const label = instrumentLabel(store, fill.instrument);
+      logger.info({ strategy, fill }, `${strategy}: paper ${fill.side} ${fill.quantity.toPrecision(6)} ${label} at ${fill.price.toPrecision(6)}`);
+      options.onFill?.(strategy, fill, label);
     },
   });
   runtime.start();

@@ -87,8 +87,8 @@ export function registerDemoCommand(program: Command): void {
         demoDatabase: { evenUnmarked: command.getOptionValueSource('db') === 'default' },
         onReload: (strategy, refused) => out(refused ? `reload ${strategy}: kept the running version: ${refused}` : `reload ${strategy}: the next event reaches the new code`),
         onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
-        onFill: (strategy, f) =>
-          out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${f.instrument} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
+        onFill: (strategy, f, label) =>
+          out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${label} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });
       out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       out(`Dashboard: ${daemon.httpUrl}/  (metrics at ${daemon.httpUrl}/metrics)`);

@@ -6,7 +6,7 @@ import { StoreError, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { parseInstrument } from '../strategy/index.ts';
+import { instrumentLabel, parseInstrument } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
 interface StatusFlags extends ConfigFlags {
@@ -55,7 +55,7 @@ export function strategyStatus(store: SnapshotStore) {
     const positions = t.positions(a.account).map((p) => {
       const i = parseInstrument(p.instrument);
       const price = i.kind === 'index' ? store.navAt(i.indexId, latest)?.nav : store.tokenPriceAt(i.address, latest)?.priceUsd;
-      const label = i.kind === 'index' ? i.indexId : (store.tokenSymbol(i.address) ?? i.address);
+      const label = instrumentLabel(store, p.instrument);
       const value = price === undefined ? undefined : valueAt(p.quantity, price);
       equity = equity.plus(value ?? p.costUsd);
       return { instrument: p.instrument, quantity: toNumber(p.quantity), costUsd: toNumber(p.costUsd), label, price: price ?? null, valueUsd: value === undefined ? null : toNumber(value) };

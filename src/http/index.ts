@@ -4,7 +4,6 @@ import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
-import { instrumentLabel } from './queries.ts';
 import { type BotControl, HttpServer } from './server.ts';
 import { EventStream } from './stream.ts';
 import { TelegramCommands } from './telegram.ts';
@@ -26,7 +25,6 @@ export class RemoteFaces {
   private readonly stream: EventStream | undefined;
   private server: HttpServer | undefined;
   private telegram: TelegramCommands[] = [];
-  private control: BotControl | undefined;
   /** Where the HTTP server listens, once started. */
   url: string | undefined;
 
@@ -51,10 +49,9 @@ export class RemoteFaces {
     this.stream?.events(events);
   }
 
-  onFill(strategy: string, fill: Fill): void {
+  onFill(strategy: string, fill: Fill, label: string): void {
     this.metrics?.onFill(strategy, fill);
-    const store = this.control?.store;
-    this.stream?.fill(strategy, fill, store ? instrumentLabel(store, fill.instrument) : fill.instrument);
+    this.stream?.fill(strategy, fill, label);
   }
 
   onAlertAttempt(sink: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
@@ -62,7 +59,6 @@ export class RemoteFaces {
   }
 
   async start(control: BotControl): Promise<void> {
-    this.control = control;
     const log = this.logger.child({ component: 'http' });
     const { http } = this.config;
     if (http && this.metrics && this.stream) {

@@ -1,7 +1,7 @@
 import { type Decimal, ZERO, toNumber, usdShare, valueAt } from '../core/index.ts';
 import type { EventType, IndexbotEvent } from '../detect/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
-import { parseInstrument } from '../strategy/index.ts';
+import { instrumentLabel, parseInstrument } from '../strategy/index.ts';
 
 /** What `indexbot status --json` prints; the CLI hands its own query in, so both faces read the same. */
 export interface StatusReport {
@@ -75,11 +75,6 @@ export function recentFills(store: SnapshotStore, strategy: string, limit: numbe
     .slice(-limit)
     .reverse()
     .map((f) => ({ ...f, quantity: toNumber(f.quantity), price: toNumber(f.price), feeUsd: toNumber(f.feeUsd), label: instrumentLabel(store, f.instrument) }));
-}
-
-export function instrumentLabel(store: SnapshotStore, key: string): string {
-  const i = parseInstrument(key);
-  return i.kind === 'index' ? i.indexId : (store.tokenSymbol(i.address) ?? i.address);
 }
 
 /**

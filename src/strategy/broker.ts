@@ -76,6 +76,12 @@ export function instrumentKey(i: Instrument): string {
   return i.kind === 'index' ? `index:${i.indexId}` : `token:${i.address}`;
 }
 
+/** What people read for an instrument: an index's id, a token's symbol (its address when the cache knows no symbol for it). */
+export function instrumentLabel(tokens: { tokenSymbol(address: string): string | undefined }, key: string): string {
+  const i = parseInstrument(key);
+  return i.kind === 'index' ? i.indexId : (tokens.tokenSymbol(i.address) ?? i.address);
+}
+
 export function parseInstrument(key: string): Instrument {
   const [kind, id] = key.split(':', 2) as [string, string];
   return kind === 'index' ? { kind: 'index', indexId: id } : { kind: 'token', address: id };

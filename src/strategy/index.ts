@@ -1,5 +1,17 @@
 export { defineStrategy, isStrategy, type Strategy, type StrategyDefinition, type StrategyContext, type StrategyState, type MarketData, type Handler, type Handlers } from './define.ts';
-export { type Broker, type Instrument, type OrderRequest, type OrderResult, type Fill, type Position, type RejectCode, type Rejection, instrumentKey, parseInstrument } from './broker.ts';
+export {
+  type Broker,
+  type Instrument,
+  type OrderRequest,
+  type OrderResult,
+  type Fill,
+  type Position,
+  type RejectCode,
+  type Rejection,
+  instrumentKey,
+  instrumentLabel,
+  parseInstrument,
+} from './broker.ts';
 export { PaperBroker, type PaperBrokerOptions, type PaperBook } from './paper-broker.ts';
 export { checkConfiguredNames, strategyFiles, loadStrategy, loadStrategies, loadStrategyModule, withParams, type LoadedStrategy, type LoadOptions } from './loader.ts';
 export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf } from './runtime.ts';

@@ -9,16 +9,20 @@
  *         remaining and reset), seq (takes so far), obsseq (newest take a response was used
  *         of), hold1/hold2 (normal/high priority work is waiting somewhere until then),
  *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when),
- *         wlast (the reset of the latest fixed window a response told)
+ *         wlast (the reset of the latest fixed window a response told), born (when it was
+ *         created: a take's seq names a take of this budget only, not of one created anew
+ *         after Redis lost it)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
  *         take:    priority (0 low, 1 normal, 2 high), remaining hint, reset-in hint, tokens wanted
  *         observe: server limit, remaining, take seq, reset in ms, server model, pause ms
- *                  (every header left empty: the take's request ended without news), then
- *                  the seqs of other takes whose requests ended meanwhile
- *         return:  first seq, count: leased takes never sent, back into the bucket
- * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1},
+ *                  (every header left empty: the take's request ended without news), the
+ *                  budget's born its takes were from, then the seqs of other takes whose
+ *                  requests ended meanwhile
+ *         return:  first seq, count, the budget's born they were from: leased takes never
+ *                  sent, back into the bucket
+ * Returns {wait ms, seq, limit, burst, tokens * 1000, processes, paused for ms, window remaining or -1, born},
  *         for `take` then {tokens granted (seqs seq-granted+1 .. seq), ms they stay valid}, and
  *         for `beat` the process ids.
  */
@@ -32,7 +36,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -48,6 +52,8 @@ local hold2 = tonumber(f[11]) or 0
 local ckseq = tonumber(f[12]) or 0
 local ckat = tonumber(f[13]) or now
 local wlast = tonumber(f[14])
+-- A budget an older script created has no born: it gets one now.
+local born = tonumber(f[15]) or now
 local rate = limit / windowMs
 -- A window always has an end (an older script could leave one without).
 if not wreset then wrem = nil end
@@ -122,6 +128,9 @@ if op == 'take' then
     leaseMs = 250
   end
 elseif op == 'observe' then
+  -- Takes of a budget Redis has lost since (restarted empty, evicted) are none of this one's,
+  -- whose seqs start again at 1: what is said of them is not applied to its takes.
+  local ours = tonumber(ARGV[12]) == born
   local serverLimit = tonumber(ARGV[6])
   if serverLimit and serverLimit > 0 and serverLimit < limit then
     limit = serverLimit
@@ -130,6 +139,7 @@ elseif op == 'observe' then
   end
   local remaining = tonumber(ARGV[7])
   local takeSeq = tonumber(ARGV[8]) or 0
+  if not ours then takeSeq = 0 end
   redis.call('ZREM', KEYS[3], takeSeq)
   -- Only a response to a later take than the last one used is news for the tokens. Not in its count: the takes
   -- after it, and in a fixed window the earlier ones still outstanding (requests overtake each
@@ -169,12 +179,12 @@ elseif op == 'observe' then
     tokens = 0
   end
   -- Only now: they may have reached the server after the take above, so its count lacks them.
-  if #ARGV >= 12 then redis.call('ZREM', KEYS[3], unpack(ARGV, 12)) end
+  if ours and #ARGV >= 13 then redis.call('ZREM', KEYS[3], unpack(ARGV, 13)) end
 elseif op == 'return' then
   -- Leased tokens that lapsed unsent never reach the server: its bucket still has them.
   local first = tonumber(ARGV[6]) or 0
   local count = math.max(0, math.min(tonumber(ARGV[7]) or 0, seq - first + 1))
-  if first > 0 and count > 0 then
+  if first > 0 and count > 0 and tonumber(ARGV[8]) == born then
     local last = first + count - 1
     -- The tokens were lowered for those after the newest response used (a bucket's estimate
     -- leaves out earlier outstanding takes); a window's remaining, for every one outstanding.
@@ -188,7 +198,7 @@ end
 local ttl = math.max(120000, windowMs * 3)
 -- Only a take creates the budget (with its hints); a heartbeat or a hint alone does not.
 if op == 'take' or not fresh then
-  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat)
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat, 'born', born)
   if wlast then redis.call('HSET', KEYS[1], 'wlast', wlast) end
   if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
   if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end
@@ -198,7 +208,7 @@ end
 redis.call('ZADD', KEYS[2], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
 redis.call('PEXPIRE', KEYS[2], ttl)
-local out = { wait, seq, limit, burst, math.floor(tokens * 1000), redis.call('ZCARD', KEYS[2]), math.max(0, paused - now), wrem or -1 }
+local out = { wait, seq, limit, burst, math.floor(tokens * 1000), redis.call('ZCARD', KEYS[2]), math.max(0, paused - now), wrem or -1, born }
 if op == 'take' then
   table.insert(out, granted)
   table.insert(out, leaseMs)

@@ -86,6 +86,7 @@ export interface Permit {
   readonly seq: number;
   /** Its take from the shared budget, when it came from there. */
   readonly sharedSeq?: number | undefined;
+  readonly sharedBorn?: number | undefined;
   /** Requests in flight when this one was admitted (itself included). */
   readonly concurrency: number;
 }
@@ -257,6 +258,7 @@ export class RateGate {
 
   private async waitForSlot(priority: Priority, signal?: AbortSignal): Promise<Permit> {
     let sharedSeq: number | undefined;
+    let sharedBorn: number | undefined;
     for (;;) {
       signal?.throwIfAborted();
       let wait = this.waitTime();
@@ -264,6 +266,7 @@ export class RateGate {
         const take = await this.shared.take(priority, this.localView());
         wait = take.waitMs;
         sharedSeq = take.seq;
+        sharedBorn = take.born;
       }
       if (wait === 0) break;
       await this.sleepOrWake(wait, signal);
@@ -274,7 +277,7 @@ export class RateGate {
       this.estimatedRemaining = Math.max(0, this.estimatedRemaining - 1);
       if (this.estimatedRemaining === 0) this.holdUntilReset();
     }
-    return { seq: ++this.admitted, concurrency: this.inFlight, sharedSeq };
+    return { seq: ++this.admitted, concurrency: this.inFlight, sharedSeq, sharedBorn };
   }
 
   private localView() {
@@ -296,6 +299,7 @@ export class RateGate {
     const resetAt = seen.resetAtServerMs === undefined ? undefined : this.toLocal(seen.resetAtServerMs, seen);
     this.shared!.observe({
       seq: permit.sharedSeq,
+      born: permit.sharedBorn,
       serverLimit: seen.limit,
       remaining: seen.remaining,
       resetInMs: resetAt !== undefined && resetAt > now && resetAt - now <= this.maxPauseMs ? resetAt - now : undefined,

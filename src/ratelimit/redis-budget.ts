@@ -9,6 +9,8 @@ import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, Sha
 const PRIORITY_ARG: Record<Priority, number> = { low: 0, normal: 1, high: 2 };
 /** Most tokens one script call takes for a process with work queued. */
 const MAX_LEASE = 16;
+/** Most ended takes kept for Redis while it is away; older ones are left to its sweep. */
+const MAX_UNSENT_ENDS = 10_000;
 
 export interface RedisBudgetsOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://…`. */
@@ -129,9 +131,17 @@ class RedisSharedBudget implements SharedBudget {
   /** The gate's view at its last take: the limits observations and heartbeats are sent with. */
   private view: LocalView | undefined;
   /** Tokens taken by the last call beyond its own, for the work queued behind it (seqs from `nextSeq`); what is left at `until` goes back. */
-  private lease: { count: number; nextSeq: number; until: number; priority: number; timer: unknown } | undefined;
+  private lease: { count: number; nextSeq: number; born: number; until: number; priority: number; timer: unknown } | undefined;
   /** Observations not yet sent to Redis: sent together at the end of this turn of the event loop. */
-  private observed: { news: SharedObservation | undefined; ended: number[]; serverLimit: number | undefined; pauseMs: number | undefined } | undefined;
+  private observed: { born: number | undefined; news: SharedObservation | undefined; serverLimit: number | undefined; pauseMs: number | undefined } | undefined;
+  /** When the budget in Redis was created, as its last reply said: a take's seq is one of that budget's only. */
+  private born: number | undefined;
+  /**
+   * Takes of the budget born then whose requests ended, not yet told to Redis: sent with the
+   * next observation, and kept while Redis is away or a call fails, so none stays outstanding
+   * there (lowering what a fixed window allows) until its sweep.
+   */
+  private ended: { born: number | undefined; seqs: number[] } = { born: undefined, seqs: [] };
   /** The local fallback's bucket, at 1/share of the budget. */
   private local = { tokens: 0, at: 0, share: 2 };
 
@@ -162,22 +172,23 @@ class RedisSharedBudget implements SharedBudget {
       // The lease runs from when it was asked for: the reply's way back is not added to it.
       const askedAt = this.clock.now();
       const reply = await this.command(...this.keys, 'take', this.owner.processId, ...limits(view), PRIORITY_ARG[priority], view.remaining ?? '', view.resetInMs ?? '', want);
-      const [waitMs, seq] = this.absorb(reply);
+      const [waitMs, seq, born] = this.absorb(reply);
       if (waitMs > 0) return { waitMs, seq: undefined };
-      const granted = Math.max(1, Number(reply[8] ?? 1));
+      const granted = Math.max(1, Number(reply[9] ?? 1));
       const first = seq - granted + 1;
       if (granted > 1) {
         this.dropLease();
-        const validMs = Number(reply[9] ?? 0);
+        const validMs = Number(reply[10] ?? 0);
         this.lease = {
           count: granted - 1,
           nextSeq: first + 1,
+          born,
           until: askedAt + validMs,
           priority: PRIORITY_ARG[priority],
           timer: unref(this.clock.setTimeout(() => this.dropLease(), Math.max(0, askedAt + validMs - this.clock.now()))),
         };
       }
-      return { waitMs: 0, seq: first };
+      return { waitMs: 0, seq: first, born };
     } catch (e) {
       this.fallBack(e, view);
       return this.takeLocally(view);
@@ -197,7 +208,7 @@ class RedisSharedBudget implements SharedBudget {
     }
     if (PRIORITY_ARG[priority] < lease.priority) return undefined;
     lease.count--;
-    return { waitMs: 0, seq: lease.nextSeq++ };
+    return { waitMs: 0, seq: lease.nextSeq++, born: lease.born };
   }
 
   /**
@@ -210,7 +221,7 @@ class RedisSharedBudget implements SharedBudget {
     this.lease = undefined;
     this.clock.clearTimeout(lease.timer);
     if (lease.count <= 0 || this.mode === 'local' || !this.view) return;
-    this.command(...this.keys, 'return', this.owner.processId, ...limits(this.view), lease.nextSeq, lease.count).then(
+    this.command(...this.keys, 'return', this.owner.processId, ...limits(this.view), lease.nextSeq, lease.count, lease.born).then(
       (reply) => this.absorb(reply),
       () => {
         // Unreturned, they count as outstanding until swept: the budget errs low, never high.
@@ -226,30 +237,55 @@ class RedisSharedBudget implements SharedBudget {
   /**
    * Responses that arrive together (one turn of the event loop) go to Redis in one call: the
    * newest news (see `isNewer`), the smallest limit and longest pause of them all, and the other
-   * takes as ended. Fewer calls per request where the process is busiest.
+   * takes as ended. Fewer calls per request where the process is busiest. A take of a budget
+   * Redis has lost since is no take of the budget there now: only what it says of the server counts.
    */
   observe(o: SharedObservation): void {
-    if (this.mode === 'local' || !this.view) return;
-    if (!this.observed) {
-      this.observed = { news: undefined, ended: [], serverLimit: undefined, pauseMs: undefined };
-      setImmediate(() => this.sendObserved());
+    if (!this.view) return;
+    // A take without `born` is taken to be of the budget there now.
+    const seq = o.born === undefined || o.born === this.born ? o.seq : undefined;
+    if (this.mode === 'local') {
+      this.noteEnded(seq);
+      return;
     }
-    const batch = this.observed;
+    const batch = this.batch();
     if (o.serverLimit !== undefined) batch.serverLimit = Math.min(o.serverLimit, batch.serverLimit ?? o.serverLimit);
     if (o.pauseMs !== undefined) batch.pauseMs = Math.max(o.pauseMs, batch.pauseMs ?? 0);
     const news = batch.news;
-    if (o.remaining !== undefined && o.seq !== undefined && (news?.seq === undefined || isNewer(o, news))) {
-      if (news?.seq !== undefined) batch.ended.push(news.seq);
-      batch.news = o;
-    } else if (o.seq !== undefined) batch.ended.push(o.seq);
-    else batch.news ??= o;
+    if (o.remaining !== undefined && seq !== undefined && (news?.seq === undefined || isNewer(o, news))) {
+      this.noteEnded(news?.seq);
+      batch.news = { ...o, seq };
+    } else if (seq !== undefined) this.noteEnded(seq);
+    else batch.news ??= { ...o, seq, remaining: undefined };
+  }
+
+  private batch() {
+    if (!this.observed) {
+      this.observed = { born: this.born, news: undefined, serverLimit: undefined, pauseMs: undefined };
+      setImmediate(() => this.sendObserved());
+    }
+    return this.observed;
+  }
+
+  private noteEnded(seq: number | undefined): void {
+    if (seq === undefined) return;
+    if (this.ended.born !== this.born) this.ended = { born: this.born, seqs: [] };
+    this.ended.seqs.push(seq);
+    if (this.ended.seqs.length > MAX_UNSENT_ENDS) this.ended.seqs.shift();
   }
 
   private sendObserved(): void {
     const batch = this.observed;
     this.observed = undefined;
-    if (!batch || this.mode === 'local' || !this.view) return;
+    if (!batch || !this.view) return;
     const o = batch.news;
+    if (this.mode === 'local') {
+      this.noteEnded(o?.seq);
+      return;
+    }
+    // Of the budget its takes were of: the script drops them if Redis has lost that one since.
+    const born = batch.born;
+    const ended = this.ended.born === born ? this.ended.seqs.splice(0) : [];
     const args = [
       'observe',
       this.owner.processId,
@@ -260,12 +296,15 @@ class RedisSharedBudget implements SharedBudget {
       o?.resetInMs ?? '',
       o?.serverModel ?? 'unknown',
       batch.pauseMs ?? '',
-      ...batch.ended,
+      born ?? '',
+      ...ended,
     ];
     this.command(...this.keys, ...args).then(
       (reply) => this.absorb(reply),
       () => {
-        // The next take finds Redis down and falls back; an observation is only a hint.
+        // An observation is only a hint, but the takes it ended are told with the next one.
+        if (this.born !== born) return;
+        for (const seq of [...(o?.seq === undefined ? [] : [o.seq]), ...ended]) this.noteEnded(seq);
       },
     );
   }
@@ -276,7 +315,7 @@ class RedisSharedBudget implements SharedBudget {
     this.command(...this.keys, 'beat', this.owner.processId, ...limits(this.view)).then(
       (reply) => {
         this.absorb(reply);
-        this.processes = reply.slice(8).map(String);
+        this.processes = reply.slice(9).map(String);
       },
       () => {},
     );
@@ -293,10 +332,11 @@ class RedisSharedBudget implements SharedBudget {
     };
   }
 
-  private absorb(reply: (number | string)[]): [number, number] {
+  private absorb(reply: (number | string)[]): [waitMs: number, seq: number, born: number] {
     const [waitMs, seq, limit, burst, milliTokens, processes] = reply.map(Number) as [number, number, number, number, number, number];
     this.last = { limit, burst, tokens: milliTokens / 1000, processes };
-    return [waitMs, seq];
+    this.born = Number(reply[8]);
+    return [waitMs, seq, this.born];
   }
 
   private fallBack(error: unknown, view: LocalView): void {
@@ -337,8 +377,9 @@ class RedisSharedBudget implements SharedBudget {
       (reply) => {
         this.probing = false;
         this.absorb(reply);
-        this.processes = reply.slice(8).map(String);
+        this.processes = reply.slice(9).map(String);
         this.mode = 'shared';
+        if (this.ended.seqs.length > 0) this.batch();
         this.logger.info({ gate: this.gateName, redis: this.owner.where }, 'shared rate budget reachable again; taking from it');
       },
       () => {

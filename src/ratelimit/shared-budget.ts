@@ -31,11 +31,14 @@ export interface SharedTake {
   waitMs: number;
   /** Position of this take in the shared sequence; undefined when taken from the local fallback. */
   seq: number | undefined;
+  /** Which budget the sequence is of (one Redis lost and one created anew count from 1 alike): when it was created. */
+  born?: number | undefined;
 }
 
 export interface SharedObservation {
-  /** `seq` of the take whose response this is. */
+  /** `seq` and `born` of the take whose response this is. */
   seq: number | undefined;
+  born?: number | undefined;
   serverLimit: number | undefined;
   remaining: number | undefined;
   /** The server's reset, in ms from now. */

@@ -105,13 +105,13 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const seqInRedis = async () => Number(await admin.hget(budgetKeys(digest)[0], 'seq'));
     // Four queued behind it: five tokens in one call (at most a tenth of the burst: 4).
     const first = await a.take('normal', { ...v, waiting: 4 });
-    expect(first).toEqual({ waitMs: 0, seq: 1 });
+    expect(first).toMatchObject({ waitMs: 0, seq: 1 });
     expect(await seqInRedis()).toBe(4);
     // Lower priority does not spend them; the same or higher does, without asking Redis.
     expect((await a.take('low', v)).seq).toBe(5);
     expect(await seqInRedis()).toBe(5);
-    expect(await a.take('high', v)).toEqual({ waitMs: 0, seq: 2 });
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
+    expect(await a.take('high', v)).toMatchObject({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 3 });
     expect(await seqInRedis()).toBe(5);
     // Another process never gets them: it takes the next seq from Redis.
     expect((await b.take('normal', v)).seq).toBe(6);
@@ -126,10 +126,10 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const a = (await proc('lease-w', { clock: new ManualClock(Date.now()) })).budget(digest, 'key:w');
     // The server said 3 remain in a window that resets in 5 s.
     const v = view({ limit: 600, burst: 200, remaining: 3, resetInMs: 5_000 });
-    expect(await a.take('normal', { ...v, waiting: 50 })).toEqual({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', { ...v, waiting: 50 })).toMatchObject({ waitMs: 0, seq: 1 });
     expect(Number(await admin.hget(budgetKeys(digest)[0], 'seq'))).toBe(3);
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 3 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 3 });
     expect((await a.take('normal', v)).waitMs).toBeGreaterThan(4_000);
 
     const low = (await proc('lease-low')).budget(freshDigest(), 'key:l');
@@ -147,8 +147,8 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const b = (await proc('order-b')).budget(digest, 'key:b');
     const v = view({ limit: 600, burst: 200 });
     // a's request (seq 1) is slow on its way; b's (seq 2) reaches the server first, which counts 1 of its 10.
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
-    expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 1 });
+    expect(await b.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
     b.observe({ seq: 2, serverLimit: 10, remaining: 9, resetInMs: 5_000, serverModel: 'window', pauseMs: undefined });
     await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
     // Nine left by the server's count, but a's request will take one of them: eight more go, not nine.
@@ -165,7 +165,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const digest = freshDigest();
     const a = (await proc('order-bucket')).budget(digest, 'key:a');
     const v = view({ limit: 6, burst: 200 }); // nothing refills meanwhile to speak of
-    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
     // Seq 1's response is still on its way; the server had counted it when it answered seq 2 with 50 left.
     a.observe({ seq: 2, serverLimit: undefined, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
     await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '2');
@@ -180,7 +180,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     // The server: 10 per window, this one ending in 2 s. Ten taken, nine answered; the tenth is still on its way at the edge.
     const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
     for (let seq = 1; seq <= 10; seq++) {
-      expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+      expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
       if (seq < 10) a.observe({ seq, serverLimit: 10, remaining: 10 - seq, resetInMs: 2_000, serverModel: 'window', pauseMs: undefined });
     }
     await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '9');
@@ -198,7 +198,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const endedWithoutNews = (seq: number) => a.observe({ seq, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'unknown', pauseMs: undefined });
     // The server: 3 per 1 s window, this one ending in 300 ms with 2 left; then no response carries headers.
     const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 1 });
     a.observe({ seq: 1, serverLimit: 3, remaining: 2, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
     await until(async () => (await admin.hget(budgetKeys(digest)[0], 'obsseq')) === '1');
     const edge = Date.now() + 300;
@@ -243,7 +243,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
     const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
     // Window 1 (10 per window) ends in 300 ms; seqs 2 and 3 are taken before its end.
-    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
     a.observe({ seq: 1, serverLimit: 10, remaining: 9, resetInMs: 300, serverModel: 'window', pauseMs: undefined });
     await until(async () => (await obsseq()) === '1');
     await new Promise((r) => setTimeout(r, 350));
@@ -266,8 +266,8 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const b = (await proc('older-b')).budget(digest, 'key:b');
     const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
     const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 1 });
-    expect(await b.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 1 });
+    expect(await b.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
     // Seq 2 was counted in window 1, which (its response said) ends in 1 s; seq 1, sent late,
     // in window 2, ending in 5 s: the server's window 1 ended sooner than that response told.
     b.observe({ seq: 2, serverLimit: 10, remaining: 8, resetInMs: 1_000, serverModel: 'window', pauseMs: undefined });
@@ -294,7 +294,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
       clearTimeout: (timer: unknown) => clearTimeout(timer as NodeJS.Timeout),
     };
     const a = (await proc('unref-a', { clock })).budget(freshDigest(), 'key:a');
-    expect(await a.take('normal', { ...view({ limit: 60, burst: 40 }), waiting: 4 })).toEqual({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', { ...view({ limit: 60, burst: 40 }), waiting: 4 })).toMatchObject({ waitMs: 0, seq: 1 });
     expect(timers).toHaveLength(1);
     expect(timers[0]!.hasRef()).toBe(false);
   });
@@ -305,8 +305,8 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const a = (await proc('return-a', { clock })).budget(digest, 'key:a');
     const tokens = async () => Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
     const v = view({ limit: 6, burst: 40 }); // one token in 10 s: nothing refills meanwhile to speak of
-    expect(await a.take('normal', { ...v, waiting: 9 })).toEqual({ waitMs: 0, seq: 1 });
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 2 });
+    expect(await a.take('normal', { ...v, waiting: 9 })).toMatchObject({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
     // Four taken (a tenth of the burst), two handed out; the other two lapse unsent at 250 ms and return.
     expect(await tokens()).toBeLessThan(36.1);
     await clock.advance(250);
@@ -314,7 +314,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(await tokens()).toBeLessThan(38.1);
     expect(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).toEqual(['1', '2']);
     // A lapsed lease is not returned twice, and the next take asks Redis for seq 5.
-    expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq: 5 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 5 });
     expect(await tokens()).toBeLessThan(37.1);
   });
 
@@ -324,7 +324,7 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const a = (await proc('batch-a', { heartbeatEveryMs: 60_000 })).budget(digest, 'key:a');
     const scriptCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
     const v = view({ limit: 600, burst: 200 });
-    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toEqual({ waitMs: 0, seq });
+    for (const seq of [1, 2, 3]) expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
     const before = await scriptCalls();
     a.observe({ seq: 3, serverLimit: 100, remaining: 50, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
     a.observe({ seq: 2, serverLimit: 100, remaining: 51, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
@@ -334,6 +334,44 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(await admin.hmget(budgetKeys(digest)[0], 'obsseq', 'limit')).toEqual(['3', '100']);
     // The bucket holds what the newest response said was left.
     expect(Number(await admin.hget(budgetKeys(digest)[0], 'tokens'))).toBeLessThan(51);
+  });
+
+  it('a take of a budget Redis has lost since (restarted empty, evicted) ends no take of the one there now, nor spends it', async () => {
+    const digest = freshDigest();
+    const a = (await proc('lost-a')).budget(digest, 'key:a');
+    const b = (await proc('lost-b')).budget(digest, 'key:b');
+    const v = view({ limit: 60, burst: 40 });
+    const old = await a.take('normal', v);
+    await admin.del(...budgetKeys(digest));
+    // Another process creates the budget anew: its first take is seq 1 again.
+    const fresh = await b.take('normal', v);
+    expect([old.seq, fresh.seq]).toEqual([1, 1]);
+    // The response to the old take says the server has nothing left (of the old budget's count).
+    a.observe({ seq: old.seq, born: old.born, serverLimit: undefined, remaining: 0, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    await new Promise((resolve) => setImmediate(resolve));
+    // One connection runs its commands in order: this take's answer comes after the observation.
+    await a.take('normal', v);
+    expect(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).toEqual(['1', '2']);
+    expect(Number(await admin.hget(budgetKeys(digest)[0], 'tokens'))).toBeGreaterThan(37);
+  });
+
+  it('a take that ends while Redis does not answer is ended there once it does, not left outstanding until the sweep', async () => {
+    const digest = freshDigest();
+    const a = (await proc('away-a', { commandTimeoutMs: 100, probeEveryMs: 100 })).budget(digest, 'key:a');
+    const v = view({ limit: 60, burst: 40 });
+    const take = await a.take('normal', v);
+    await admin.call('CLIENT', 'PAUSE', '500', 'ALL');
+    await a.take('normal', v);
+    expect(a.state().mode).toBe('local');
+    a.observe({ seq: take.seq, born: take.born, serverLimit: undefined, remaining: undefined, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    const outstanding = async () => (await admin.zrange(budgetKeys(digest)[2], '0', '-1')).includes(String(take.seq));
+    const back = Date.now();
+    while (a.state().mode === 'local' && Date.now() - back < 3_000) {
+      await a.take('normal', v);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(a.state().mode).toBe('shared');
+    await until(async () => !(await outstanding()));
   });
 
   it('keys carry a hash tag and a digest, never the credential', async () => {

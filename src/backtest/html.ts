@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { valueAsOf } from './metrics.ts';
-import type { BacktestReport } from './report.ts';
+import { type BacktestReport, labelOf } from './report.ts';
 import { fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
@@ -43,7 +43,7 @@ export function chartData(report: BacktestReport) {
   const markers = report.fills.list.map((f) => {
     const t = Date.parse(f.at!);
     const pnl = f.realisedPnl === null ? '' : `, realised ${usd(f.realisedPnl)} USD after ${hours(f.holdingHours)}`;
-    return { t: t / 1000, y: onLine(t), side: f.side, text: `${f.at!.slice(0, 16)} ${f.side} ${fixed(f.quantity, 6)} ${f.instrument} at ${fixed(f.price, 6)}${pnl}` };
+    return { t: t / 1000, y: onLine(t), side: f.side, text: `${f.at!.slice(0, 16)} ${f.side} ${fixed(f.quantity, 6)} ${labelOf(report, f.instrument)} at ${fixed(f.price, 6)}${pnl}` };
   });
   return {
     x,
@@ -89,7 +89,7 @@ export function renderHtml(report: BacktestReport): string {
   const cash = report.settings.cash;
   const trades = report.fills.list.map((f) => [
     f.at!.slice(0, 16).replace('T', ' '),
-    f.instrument,
+    labelOf(report, f.instrument),
     f.side,
     fixed(f.quantity, 6),
     fixed(f.price, 6),
@@ -97,9 +97,9 @@ export function renderHtml(report: BacktestReport): string {
     usd(f.realisedPnl),
     hours(f.holdingHours),
   ]);
-  const instruments = report.instruments.map((i) => [i.instrument, String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
-  const rejections = report.rejections.byReason.map((r) => [r.code, String(r.count), r.instruments.join(', '), r.example]);
-  const open = report.openPositions.map((p) => [p.instrument, fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
+  const instruments = report.instruments.map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
+  const rejections = report.rejections.byReason.map((r) => [r.code, String(r.count), r.instruments.map((i) => labelOf(report, i)).join(', '), r.example]);
+  const open = report.openPositions.map((p) => [labelOf(report, p.instrument), fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
   const dd = report.drawdowns.map((d) => [d.start!.slice(0, 10), d.trough!.slice(0, 10), d.recovery?.slice(0, 10) ?? 'not yet', pct(d.depth), `${fixed(d.days, 1)} d`]);
   const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId}: ${g.from} .. ${g.to}`));
   return `<!doctype html>

@@ -4,7 +4,7 @@ import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/i
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
-import { type LoadedStrategy, type Rejection, StrategyRuntime } from '../strategy/index.ts';
+import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { DailyCloses } from './series.ts';
@@ -62,6 +62,8 @@ export interface BacktestResult {
   rejections: (Rejection & { eventId: string })[];
   /** Positions held at `to`, each at its last replayed price (null when it never had one). */
   openPositions: { instrument: string; quantity: number; costUsd: number; price: number | null }[];
+  /** What people read for each instrument traded, refused or held, by its key: a token's symbol, an index's id. */
+  labels: Record<string, string>;
   fillsHash: string;
   eventCounts: Record<string, number>;
   alerts: number;
@@ -220,6 +222,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const navCloses = [...navs].filter(([, c]) => c.started).map(([indexId, c]) => ({ indexId, points: c.finish((t) => ({ t, value: market.navAt(indexId)!.nav })) }));
 
     const parked = ledger.strategies.parked(name);
+    const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
+    const traded = [...new Set([...fills, ...rejections, ...openPositions].map((x) => x.instrument))].sort();
     return {
       runId,
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
@@ -230,7 +234,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(points) })),
       fills,
       rejections,
-      openPositions: runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null })),
+      openPositions,
+      labels: Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)])),
       fillsHash: hashOfJson(fills),
       eventCounts: log.counts(),
       alerts,

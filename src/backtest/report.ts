@@ -67,6 +67,8 @@ export function buildReport(r: BacktestResult) {
       })),
     },
     instruments: instrumentPnl(ledger.rows, r.openPositions).map((x) => roundAll(x)),
+    /** Each instrument key above as people read it: a token's symbol, an index's id. */
+    labels: r.labels,
     rejections: {
       count: r.rejections.length,
       byReason: rejectionSummary(r.rejections),
@@ -102,6 +104,11 @@ function narrowedRange(r: Pick<BacktestResult, 'settings' | 'requested'>): strin
 }
 
 export type BacktestReport = ReturnType<typeof buildReport>;
+
+/** An instrument key of the report as people read it (the key itself where the report names no label). */
+export function labelOf(report: Pick<BacktestReport, 'labels'>, instrument: string): string {
+  return report.labels[instrument] ?? instrument;
+}
 
 export function reportJson(report: BacktestReport): string {
   return `${JSON.stringify(report, null, 1)}\n`;

@@ -1,4 +1,4 @@
-import { type BacktestReport, NARROWED_PREFIX } from './report.ts';
+import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
 export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
@@ -78,7 +78,9 @@ export function renderTable(report: BacktestReport): string {
 
   if (report.instruments.length > 0) {
     lines.push('', 'P&L by instrument (USD)');
-    const inst = report.instruments.slice(0, LIST_LIMIT).map((i) => [i.instrument, String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
+    const inst = report.instruments
+      .slice(0, LIST_LIMIT)
+      .map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
     lines.push(formatTable([['instrument', 'buys', 'sells', 'fees', 'realised', 'unrealised', 'total'], ...inst]), ...more(report.instruments.length));
   }
   const sales = report.fills.list.filter((f) => f.side === 'sell');
@@ -86,7 +88,7 @@ export function renderTable(report: BacktestReport): string {
     lines.push('', `Trades: ${report.fills.count} fills, ${sales.length} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
     const tail = report.fills.list
       .slice(-LIST_LIMIT)
-      .map((f) => [f.at!.slice(0, 16), f.instrument, f.side, fixed(f.quantity, 6), fixed(f.price, 6), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
+      .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, fixed(f.quantity, 6), fixed(f.price, 6), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
   }
   lines.push('', `Rejected orders: ${report.rejections.count}`);
@@ -95,7 +97,7 @@ export function renderTable(report: BacktestReport): string {
   }
   lines.push('', `Open positions at the end: ${report.openPositions.length}`);
   if (report.openPositions.length > 0) {
-    const open = report.openPositions.slice(0, LIST_LIMIT).map((p) => [p.instrument, fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
+    const open = report.openPositions.slice(0, LIST_LIMIT).map((p) => [labelOf(report, p.instrument), fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
     lines.push(formatTable([['instrument', 'quantity', 'last price', 'value', 'unrealised'], ...open]), ...more(report.openPositions.length));
   }
   if (report.monthlyReturns.length > 0) {

@@ -30,7 +30,10 @@ describe('report: refused orders, open positions, a short window', () => {
 
     const table = renderTable(r);
     expect(table).toMatch(/\nRejected orders: 3\nreason +count +instruments +example\ninsufficient_cash +1 +1 +needs 1000000000\.00 USD with fees, cash is 10000\.00 USD\n/);
-    expect(table).toMatch(/\nOpen positions at the end: 1\ninstrument +quantity +last price +value +unrealised\ntoken:A+ +10\.000000 +20\.000000 +200\.00 +100\.00\n/);
+    // Instruments read as their symbols; report.json keeps the keys, with the labels beside them.
+    expect(r.labels[`token:${A}`]).toBe('AAA');
+    expect(Object.keys(r.labels).sort()).toEqual([...new Set(r.rejections.list.map((x) => x.instrument).concat(`token:${A}`))].sort());
+    expect(table).toMatch(/\nOpen positions at the end: 1\ninstrument +quantity +last price +value +unrealised\nAAA +10\.000000 +20\.000000 +200\.00 +100\.00\n/);
 
     const html = renderHtml(r);
     expect(html).toContain('<h2>Rejected orders: 3</h2>');

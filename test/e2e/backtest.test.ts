@@ -86,6 +86,14 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     }
     expect(report.events.detected['rebalance.announced']).toBeGreaterThan(10);
     expect(report.benchmarks.map((b: { indexId: string }) => b.indexId)).toEqual(['mindex']);
+    // Each traded token reads as its symbol, in report.json and in the page's trade list.
+    const symbols = new Map(readDb(db, (d) => d.prepare('SELECT address, symbol FROM token_ids').all() as { address: string; symbol: string }[]).map((t) => [`token:${t.address}`, t.symbol]));
+    const traded = [...new Set(report.fills.list.map((f: { instrument: string }) => f.instrument))] as string[];
+    expect(Object.keys(report.labels).sort()).toEqual(expect.arrayContaining(traded.sort()));
+    for (const key of traded) expect(report.labels[key]).toBe(symbols.get(key));
+    const page = readFileSync(join(out, 'a', 'report.html'), 'utf8');
+    expect(page).toContain(`<td>${report.labels[traded[0]!]}</td>`);
+    expect(page).not.toContain(`<td>${traded[0]}</td>`);
     const again = await cli([...args.slice(0, -3), '--out', join(out, 'b'), '--json'], env);
     expect(readFileSync(join(out, 'b', 'report.json'), 'utf8')).toBe(readFileSync(join(out, 'a', 'report.json'), 'utf8'));
     expect(JSON.parse(again.stdout).fills.hash).toBe(report.fills.hash);

@@ -68,8 +68,9 @@ export interface StrategyMetrics extends ReturnMetrics, TradeStats {
  * The daily series every metric uses: the first point, the value as of each 00:00 UTC after
  * it (stamped at that midnight), and the last point. Already-daily input comes back as is.
  */
-export function dailySeries<P extends ValuePoint>(curve: readonly P[]): P[] {
-  if (curve.length === 0) return [];
+export function dailySeries<P extends ValuePoint>(curve: readonly P[]): readonly P[] {
+  // A backtest's curves are daily already, and each figure asks for the series again.
+  if (isDaily(curve)) return curve;
   const out: P[] = [curve[0]!];
   const last = curve[curve.length - 1]!;
   let boundary = (Math.floor(curve[0]!.t / DAY_MS) + 1) * DAY_MS;
@@ -81,6 +82,21 @@ export function dailySeries<P extends ValuePoint>(curve: readonly P[]): P[] {
   }
   if (out[out.length - 1]!.t < last.t) out.push(last);
   return out;
+}
+
+/** `[t, value]` pairs, as a run keeps an index's daily closes, as points. */
+export const asPoints = (points: readonly (readonly [number, number])[]): ValuePoint[] => points.map(([t, value]) => ({ t, value }));
+
+/** The first point, then one at each 00:00 UTC after it without a miss, then at most one more, before the next 00:00. */
+function isDaily(curve: readonly ValuePoint[]): boolean {
+  if (curve.length === 0) return true;
+  let boundary = (Math.floor(curve[0]!.t / DAY_MS) + 1) * DAY_MS;
+  for (let i = 1; i < curve.length; i++, boundary += DAY_MS) {
+    const t = curve[i]!.t;
+    if (t === boundary) continue;
+    return i === curve.length - 1 && t > curve[i - 1]!.t && t < boundary;
+  }
+  return true;
 }
 
 /** Fraction below the running peak at each point (0 at a new high). */

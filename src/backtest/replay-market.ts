@@ -26,7 +26,6 @@ interface IndexState {
   feed: RebalanceStates | undefined;
 }
 
-const NONE: readonly NewEvent[] = Object.freeze([]);
 /** History points carry no returns: one frozen empty object serves every performance event. */
 const NO_RETURNS = Object.freeze({});
 
@@ -118,8 +117,11 @@ export class ReplayMarket implements MarketQueries {
     return events;
   }
 
-  /** Takes in point `p` of a moment; returns the events a live poll of it would have raised. */
-  point(m: HistoryMoment, p: number): readonly NewEvent[] {
+  /**
+   * Takes in point `p` of a moment, and adds to `out` the events a live poll of it would have
+   * raised. Nothing is allocated per point but those events: it runs for every item replayed.
+   */
+  point(m: HistoryMoment, p: number, out: NewEvent[]): void {
     const indexId = m.indexIds[p]!;
     const ts = m.ts;
     const nav = m.navs[p]!;
@@ -135,8 +137,10 @@ export class ReplayMarket implements MarketQueries {
       s.targets = weights;
     }
     const targets = s.targets;
-    let events: NewEvent[] | undefined;
-    let drifting: number[] | undefined;
+    const wasDrifting = s.drifting;
+    // The tokens drifting now, in constituent order: the last point's list while it is the same.
+    let drifting = wasDrifting;
+    let same = 0;
     for (let i = start; i < end; i += 3) {
       const id = v[i]!;
       this.prices[id] = v[i + 1]!;
@@ -144,11 +148,15 @@ export class ReplayMarket implements MarketQueries {
       const weight = v[i + 2]!;
       const target = targets[id]!;
       if (Math.abs(weight - target) <= this.driftThreshold) continue;
-      (drifting ??= []).push(id);
-      if (first || s.drifting.includes(id)) continue;
+      if (drifting === wasDrifting && wasDrifting[same] === id) same++;
+      else {
+        if (drifting === wasDrifting) drifting = wasDrifting.slice(0, same);
+        drifting.push(id);
+      }
+      if (first || wasDrifting.includes(id)) continue;
       const token = this.tokens.get(id)!;
       const asOf = this.iso(ts);
-      (events ??= []).push({
+      out.push({
         id: `composition.drift:${indexId}:${token.address}:${asOf}`,
         type: 'composition.drift',
         indexId: indexId,
@@ -157,7 +165,7 @@ export class ReplayMarket implements MarketQueries {
         payload: Object.freeze({ address: token.address, symbol: token.symbol, weight, target, deviation: weight - target, threshold: this.driftThreshold }),
       });
     }
-    s.drifting = drifting ?? (s.drifting.length === 0 ? s.drifting : []);
+    s.drifting = drifting === wasDrifting && same < wasDrifting.length ? wasDrifting.slice(0, same) : drifting;
     s.ts = ts;
     s.nav = nav;
     s.values = v;
@@ -168,9 +176,8 @@ export class ReplayMarket implements MarketQueries {
     if (!first && nav !== previousNav) {
       // The most frequent event of all: frozen level by level, without walking its keys.
       const payload = Object.freeze({ nav, returns: NO_RETURNS, asOf: ts });
-      (events ??= []).push({ id: `performance.updated:${indexId}:${this.iso(ts)}`, type: 'performance.updated', indexId: indexId, occurredAt: ts, detectedAt: ts, payload });
+      out.push({ id: `performance.updated:${indexId}:${this.iso(ts)}`, type: 'performance.updated', indexId: indexId, occurredAt: ts, detectedAt: ts, payload });
     }
-    return events ?? NONE;
   }
 
   compositionAt(indexId: string): MarketComposition | undefined {

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import { stableHash } from '../detect/index.ts';
+import { type NewEvent, stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { DailyCloses } from './series.ts';
-import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, type ValuePoint, returnMetrics, strategyMetrics } from './metrics.ts';
+import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
 
 export interface BacktestOptions {
   /** The cache to replay; open it read-only: a backtest writes nothing to it. */
@@ -169,13 +169,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const transitions = o.cache.rebalanceTransitions(settings.indexes, settings.from, settings.to);
     let transition = transitions.next();
     // The report keeps daily closes, not every item: memory stays flat in the length of the history.
-    const equity = new DailyCloses<EquityPoint>();
-    equity.start({ t: settings.from, value: settings.cash, exposure: 0 });
-    const bookValue = (t: number) => valueBook(runtime.book(name)!, market, t);
-    const navs = new Map(settings.indexes.map((i) => [i, new DailyCloses<ValuePoint>()]));
+    const equity = new DailyCloses();
+    equity.start(settings.from, { value: settings.cash, exposure: 0 });
+    const bookValue = () => valueBook(runtime.book(name)!, market);
+    const navs = new Map(settings.indexes.map((indexId) => [indexId, { closes: new DailyCloses(), closeAt: () => ({ value: market.navAt(indexId)!.nav }) }]));
     let done = 0;
     let reported = 0;
     let groupAt: number | undefined;
+    // The events of a moment's points: one array for the whole replay, emptied at each moment.
+    const made: NewEvent[] = [];
     const closeGroup = async () => {
       if (groupAt === undefined) return;
       if (log.hasNew()) await runtime.drain();
@@ -203,14 +205,16 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
           done++;
         }
         if (ts !== groupAt) await moveTo(ts);
+        made.length = 0;
         for (let p = 0; p < moment.indexIds.length; p++) {
           const indexId = moment.indexIds[p]!;
-          const closes = navs.get(indexId)!;
-          if (closes.started) closes.advance(ts, (t) => ({ t, value: market.navAt(indexId)!.nav }));
-          else closes.start({ t: ts, value: moment.navs[p]! });
-          log.append(market.point(moment, p));
+          const nav = navs.get(indexId)!;
+          if (nav.closes.started) nav.closes.advance(ts, nav.closeAt);
+          else nav.closes.start(ts, { value: moment.navs[p]! });
+          market.point(moment, p, made);
           done++;
         }
+        log.append(made);
       }
     } finally {
       // Ends the statement early too (a handler threw), so the cache can run it again.
@@ -218,8 +222,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
     await closeGroup();
     o.onProgress?.({ done, total, simNow });
-    const equityCloses = equity.finish(bookValue);
-    const navCloses = [...navs].filter(([, c]) => c.started).map(([indexId, c]) => ({ indexId, points: c.finish((t) => ({ t, value: market.navAt(indexId)!.nav })) }));
+    equity.finish(bookValue);
+    const equityCloses = equity.equityPoints();
+    const navCloses = [...navs]
+      .filter(([, n]) => n.closes.started)
+      .map(([indexId, n]) => {
+        n.closes.finish(n.closeAt);
+        return { indexId, points: n.closes.pairs() };
+      });
 
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
@@ -231,7 +241,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       requested,
       coverage,
       metrics: strategyMetrics(equityCloses, fills),
-      benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(points) })),
+      // Points made one index at a time, for its figures only: the run keeps the pairs.
+      benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) })),
       fills,
       rejections,
       openPositions,
@@ -241,7 +252,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       alerts,
       parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
       equity: equityCloses,
-      navs: navCloses.map(({ indexId, points }) => ({ indexId, points: points.map((p): [number, number] => [p.t, p.value]) })),
+      navs: navCloses,
       replayed: done,
       elapsedMs: performance.now() - started,
       finalState: Object.fromEntries(runtime.state(name)!),
@@ -302,14 +313,14 @@ function asObserved(r: Rebalance, status: string): Rebalance {
   return status === r.status ? r : { ...r, status: status as Rebalance['status'], completed_at: status === 'completed' ? r.completed_at : null };
 }
 
-function valueBook(book: { cash: number; positions: { instrument: string; quantity: number; costUsd: number }[] }, market: ReplayMarket, t: number): EquityPoint {
+function valueBook(book: { cash: number; positions: { instrument: string; quantity: number; costUsd: number }[] }, market: ReplayMarket): { value: number; exposure: number } {
   let invested = 0;
   for (const p of book.positions) {
     const price = market.price(p.instrument);
     invested += price === undefined ? p.costUsd : price * p.quantity;
   }
   const value = book.cash + invested;
-  return { t, value, exposure: value > 0 ? invested / value : 0 };
+  return { value, exposure: value > 0 ? invested / value : 0 };
 }
 
 /** The SHA-256 of `JSON.stringify(items)`, fed item by item: a long trade list is never one string. */

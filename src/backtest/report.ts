@@ -1,5 +1,5 @@
 import { relative } from 'node:path';
-import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, type ValuePoint, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
+import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
 import type { BacktestResult } from './replay.ts';
 import { instrumentPnl, rejectionSummary, tradeLedger } from './trades.ts';
 
@@ -13,8 +13,6 @@ const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString()
 function roundAll<T extends object>(m: T): { [K in keyof T]: T[K] extends number ? number | null : T[K] } {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? num(v) : v])) as never;
 }
-
-const asPoints = (points: readonly [number, number][]): ValuePoint[] => points.map(([t, value]) => ({ t, value }));
 
 /**
  * What `report.json` holds. Nothing in it depends on the machine, the wall clock or the run

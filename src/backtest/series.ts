@@ -1,45 +1,81 @@
-import { DAY_MS, type ValuePoint } from './metrics.ts';
+import { DAY_MS, type EquityPoint } from './metrics.ts';
+
+/** A value as of some time; `exposure` only for equity. */
+export interface Close {
+  value: number;
+  exposure?: number;
+}
 
 /**
  * Daily closes of a value, gathered as the replay goes so that memory does not grow with
  * the number of items: the first point, one point at each 00:00 UTC boundary crossed (the
  * value as of the last observation at or before it) and the last point. The value is asked
  * for only when a point is due, so a costly one (a whole book) is computed about once a day.
+ * The points are kept in columns of float64 outside the JavaScript heap, and made objects
+ * only when the run is over: thousands of small objects living for the whole replay were
+ * copied and promoted by the garbage collector, and made V8 grow its young generation on a
+ * long run.
  */
-export class DailyCloses<P extends ValuePoint> {
-  readonly points: P[] = [];
+export class DailyCloses {
+  private times = new Float64Array(64);
+  private values = new Float64Array(64);
+  private exposures = new Float64Array(64);
+  private size = 0;
   private latest = Number.NEGATIVE_INFINITY;
   private nextBoundary = Number.POSITIVE_INFINITY;
 
   /** The first point; boundaries at or before it are not repeated. */
-  start(point: P): void {
-    this.points.push(point);
-    this.latest = point.t;
-    this.nextBoundary = (Math.floor(point.t / DAY_MS) + 1) * DAY_MS;
+  start(t: number, close: Close): void {
+    this.push(t, close);
+    this.latest = t;
+    this.nextBoundary = (Math.floor(t / DAY_MS) + 1) * DAY_MS;
   }
 
   get started(): boolean {
-    return this.points.length > 0;
+    return this.size > 0;
   }
 
   /**
    * Time moves on to `t`: every boundary in [latest observation, t) closes at the value
-   * `valueNow` gives, which is still the one as of the latest observation.
+   * `closeAt` gives, which is still the one as of the latest observation.
    */
-  advance(t: number, valueNow: (boundary: number) => P): void {
+  advance(t: number, closeAt: (boundary: number) => Close): void {
     if (this.nextBoundary < t) {
-      let value: P | undefined;
-      for (; this.nextBoundary < t; this.nextBoundary += DAY_MS) {
-        value ??= valueNow(this.nextBoundary);
-        this.points.push(value.t === this.nextBoundary ? value : { ...value, t: this.nextBoundary });
-      }
+      const close = closeAt(this.nextBoundary);
+      for (; this.nextBoundary < t; this.nextBoundary += DAY_MS) this.push(this.nextBoundary, close);
     }
     if (t > this.latest) this.latest = t;
   }
 
   /** The last point, at the time of the latest observation (unless that is the first point's). */
-  finish(valueNow: (t: number) => P): P[] {
-    if (this.points.at(-1)!.t !== this.latest) this.points.push(valueNow(this.latest));
-    return this.points;
+  finish(closeAt: (t: number) => Close): void {
+    if (this.times[this.size - 1] !== this.latest) this.push(this.latest, closeAt(this.latest));
   }
+
+  /** `[t, value]` per point. */
+  pairs(): [number, number][] {
+    return Array.from({ length: this.size }, (_, i): [number, number] => [this.times[i]!, this.values[i]!]);
+  }
+
+  equityPoints(): EquityPoint[] {
+    return Array.from({ length: this.size }, (_, i) => ({ t: this.times[i]!, value: this.values[i]!, exposure: this.exposures[i]! }));
+  }
+
+  private push(t: number, close: Close): void {
+    if (this.size === this.times.length) {
+      this.times = grown(this.times);
+      this.values = grown(this.values);
+      this.exposures = grown(this.exposures);
+    }
+    this.times[this.size] = t;
+    this.values[this.size] = close.value;
+    this.exposures[this.size] = close.exposure ?? 0;
+    this.size++;
+  }
+}
+
+function grown(column: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const next = new Float64Array(column.length * 2);
+  next.set(column);
+  return next;
 }

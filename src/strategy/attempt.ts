@@ -103,9 +103,10 @@ export class AttemptScope {
     this.active = false;
   }
 
-  /** What the handler did, its state writes as JSON text (this throws for a value JSON cannot hold). */
-  effects(): Effects {
+  /** What the handler did, its state writes as JSON text (this throws for a value JSON cannot hold). One object per call: it is made for every event. */
+  effects(): { ok: true } & Effects {
     return {
+      ok: true,
       writes: this.bufferedState?.serialized() ?? NO_WRITES,
       book: this.book,
       touched: this.touched ?? NO_KEYS,

@@ -483,7 +483,7 @@ type AttemptResult = ({ ok: true } & Effects) | { ok: false; error: string };
 function settle(scope: AttemptScope): AttemptResult {
   scope.close();
   try {
-    return { ok: true, ...scope.effects() };
+    return scope.effects();
   } catch (e) {
     return failed(e);
   }

@@ -74,8 +74,18 @@ describe('returnMetrics on small series computed by hand', () => {
       [2 * DAY_MS, 148],
       [71 * 3_600_000, 171],
     ]);
-    // Already daily: unchanged.
-    expect(dailySeries(series)).toEqual(series);
+    // Already daily: unchanged, and not copied (each figure of a report asks for it again).
+    expect(dailySeries(series)).toBe(series);
+    // Not daily: a point missing between two midnights, or two after the last one.
+    const gap = [series[0]!, series[2]!, series[3]!];
+    expect(dailySeries(gap).map((c) => [c.t - T0, c.value])).toEqual([
+      [0, 100],
+      [DAY_MS, 100],
+      [2 * DAY_MS, 148],
+      [71 * 3_600_000, 171],
+    ]);
+    const twoAfter = [...series.slice(0, 3), { t: T0 + 50 * 3_600_000, value: 150 }, series[3]!];
+    expect(dailySeries(twoAfter)).toEqual(series);
     // The first return is measured from the first point: 100 -> 124.
     const m = returnMetrics(hourly);
     const r = [0.24, 148 / 124 - 1, 171 / 148 - 1];

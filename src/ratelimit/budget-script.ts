@@ -11,7 +11,7 @@
  *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when),
  *         wlast (the reset of the latest fixed window a response told), born (when it was
  *         created: a take's seq names a take of this budget only, not of one created anew
- *         after Redis lost it)
+ *         after Redis lost it), solo (the last take granted while no other was outstanding)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
@@ -36,7 +36,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born', 'solo')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -54,6 +54,7 @@ local ckat = tonumber(f[13]) or now
 local wlast = tonumber(f[14])
 -- A budget an older script created has no born: it gets one now.
 local born = tonumber(f[15]) or now
+local solo = tonumber(f[16]) or 0
 local rate = limit / windowMs
 -- A window always has an end (an older script could leave one without).
 if not wreset then wrem = nil end
@@ -121,6 +122,8 @@ if op == 'take' then
     if wrem then room = math.min(room, 1 + math.floor(wrem - need)) end
     granted = math.max(1, math.min(math.floor(tonumber(ARGV[9]) or 1), room))
     tokens = tokens - granted
+    -- A take granted while none is on its way: what its response says is left counts every take before it.
+    if granted == 1 and redis.call('ZCARD', KEYS[3]) == 0 then solo = seq + 1 end
     for s = seq + 1, seq + granted do redis.call('ZADD', KEYS[3], s, s) end
     seq = seq + granted
     if wrem then wrem = wrem - granted end
@@ -153,7 +156,15 @@ elseif op == 'observe' then
     local estimate = math.max(0, remaining - (seq - takeSeq) - overtaken)
     if news then
       obsseq = takeSeq
-      tokens = math.min(tokens, estimate)
+      if ARGV[10] == 'bucket' and takeSeq == solo and takeSeq == seq then
+        -- Nothing on its way when it was taken, and nothing taken since: the server's count is
+        -- the tokens (less what refilled on the way back). It raises them again where requests
+        -- that overtook others on the way were counted twice, which else holds a bucket's
+        -- tokens that much below the server's for as long as the processes keep it spent.
+        tokens = math.min(burst, estimate)
+      else
+        tokens = math.min(tokens, estimate)
+      end
     end
     local resetIn = tonumber(ARGV[9])
     if ARGV[10] == 'bucket' then
@@ -198,7 +209,7 @@ end
 local ttl = math.max(120000, windowMs * 3)
 -- Only a take creates the budget (with its hints); a heartbeat or a hint alone does not.
 if op == 'take' or not fresh then
-  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat, 'born', born)
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat, 'born', born, 'solo', solo)
   if wlast then redis.call('HSET', KEYS[1], 'wlast', wlast) end
   if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
   if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end

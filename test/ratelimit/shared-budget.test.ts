@@ -174,6 +174,34 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(tokens).toBeLessThan(49.1);
   });
 
+  it('in a token bucket, requests that overtook others on the way hold the tokens low only until a take sent alone is answered', async () => {
+    const digest = freshDigest();
+    const a = (await proc('solo-bucket')).budget(digest, 'key:a');
+    const v = view({ limit: 6, burst: 40 }); // nothing refills meanwhile to speak of
+    const tokens = async () => Number(await admin.hget(budgetKeys(digest)[0], 'tokens'));
+    const observe = (seq: number, remaining: number) => a.observe({ seq, serverLimit: undefined, remaining, resetInMs: undefined, serverModel: 'bucket', pauseMs: undefined });
+    const landed = (seq: number) => until(async () => !(await admin.zrange(budgetKeys(digest)[2], '0', '-1')).includes(String(seq)));
+    for (const seq of [1, 2]) expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
+    // Seq 2 reached the server first (39 left), then seq 1 (38 left); seq 1 is answered first.
+    observe(1, 38);
+    await landed(1);
+    observe(2, 39);
+    await landed(2);
+    // Seq 1's answer counted seq 2 as still to come, though the server had counted it: one too few.
+    expect(await tokens()).toBeLessThan(37.1);
+    // Taken with none on its way: its answer (37 left) is the server's count, and raises the tokens to it.
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 3 });
+    expect(await tokens()).toBeLessThan(36.1);
+    observe(3, 37);
+    await landed(3);
+    expect(await tokens()).toBeGreaterThanOrEqual(37);
+    // One taken while another is on its way is not: its answer only ever lowers them.
+    for (const seq of [4, 5]) expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq });
+    observe(5, 40);
+    await landed(5);
+    expect(await tokens()).toBeLessThan(35.1);
+  });
+
   it("a take sent just before a fixed window's end counts in the next window until a response says otherwise", async () => {
     const digest = freshDigest();
     const a = (await proc('edge-a')).budget(digest, 'key:a');

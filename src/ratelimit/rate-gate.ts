@@ -395,7 +395,10 @@ export class RateGate {
     const estimate = Math.max(0, seen.remaining - (this.admitted - permit.seq));
     this.estimatedRemaining = estimate;
     this.refill();
-    this.tokens = Math.min(this.tokens, estimate);
+    // Sent alone and answered before another was sent: the server's count of a bucket is the
+    // tokens, and raises them where answers served out of order left them low.
+    const exact = this.serverModel === 'bucket' && permit.concurrency === 1 && this.admitted === permit.seq;
+    this.tokens = exact ? Math.min(this.burst, estimate) : Math.min(this.tokens, estimate);
     if (estimate === 0) this.holdUntilReset();
     else if (this.serverModel === 'bucket' || (resetAt !== undefined && now >= resetAt)) this.windowResumeAt = undefined;
   }

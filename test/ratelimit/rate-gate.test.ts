@@ -175,6 +175,29 @@ describe('RateGate', () => {
     expect(g.state().serverModel).not.toBe('bucket');
   });
 
+  it('in a bucket, responses served out of order hold the tokens low only until a request sent alone is answered', async () => {
+    const { g, clock } = gate({ limit: 100, burst: 100, windowMs: 10_000 });
+    // A reset a minute away: a bucket refilling to its burst, not a window.
+    const answer = (p: Permit, remaining: number) => g.release(p, { status: 200, headers: headers(clock, { limit: 100, remaining, resetAt: clock.now() + 60_000 }) });
+    answer(await g.acquire(), 99);
+    const [second, third] = [await g.acquire(), await g.acquire()];
+    // The server handled the third first (98 left), then the second (97 left); the second is answered first.
+    answer(second, 97);
+    answer(third, 98);
+    expect(g.state().serverModel).toBe('bucket');
+    expect(g.state().tokens).toBe(96);
+    // Sent alone and answered before any other was sent: the server's count, one more than the gate held.
+    const alone = await g.acquire();
+    expect(g.state().tokens).toBe(95);
+    answer(alone, 96);
+    expect(g.state().tokens).toBe(96);
+    // Sent while another was on its way: its answer only ever lowers them.
+    const [fifth, sixth] = [await g.acquire(), await g.acquire()];
+    answer(sixth, 100);
+    expect(g.state().tokens).toBe(94);
+    answer(fifth, 94);
+  });
+
   it('pauses the whole gate after a 429 until the later of reset and Retry-After', async () => {
     const { g, clock } = gate({ jitterMs: 50, random: () => 0.5 });
     const [t0] = await admitTimes(g, clock, 1);

@@ -245,7 +245,7 @@ class RedisSharedBudget implements SharedBudget {
     // A take without `born` is taken to be of the budget there now.
     const seq = o.born === undefined || o.born === this.born ? o.seq : undefined;
     if (this.mode === 'local') {
-      this.noteEnded(seq);
+      this.noteEnded(seq, this.born);
       return;
     }
     const batch = this.batch();
@@ -253,9 +253,9 @@ class RedisSharedBudget implements SharedBudget {
     if (o.pauseMs !== undefined) batch.pauseMs = Math.max(o.pauseMs, batch.pauseMs ?? 0);
     const news = batch.news;
     if (o.remaining !== undefined && seq !== undefined && (news?.seq === undefined || isNewer(o, news))) {
-      this.noteEnded(news?.seq);
+      this.noteEnded(news?.seq, batch.born);
       batch.news = { ...o, seq };
-    } else if (seq !== undefined) this.noteEnded(seq);
+    } else if (seq !== undefined) this.noteEnded(seq, this.born);
     else batch.news ??= { ...o, seq, remaining: undefined };
   }
 
@@ -267,8 +267,9 @@ class RedisSharedBudget implements SharedBudget {
     return this.observed;
   }
 
-  private noteEnded(seq: number | undefined): void {
-    if (seq === undefined) return;
+  /** Keeps the end of take `seq` of the budget born then, unless Redis has lost that one since. */
+  private noteEnded(seq: number | undefined, born: number | undefined): void {
+    if (seq === undefined || born !== this.born) return;
     if (this.ended.born !== this.born) this.ended = { born: this.born, seqs: [] };
     this.ended.seqs.push(seq);
     if (this.ended.seqs.length > MAX_UNSENT_ENDS) this.ended.seqs.shift();
@@ -280,7 +281,7 @@ class RedisSharedBudget implements SharedBudget {
     if (!batch || !this.view) return;
     const o = batch.news;
     if (this.mode === 'local') {
-      this.noteEnded(o?.seq);
+      this.noteEnded(o?.seq, batch.born);
       return;
     }
     // Of the budget its takes were of: the script drops them if Redis has lost that one since.
@@ -303,8 +304,7 @@ class RedisSharedBudget implements SharedBudget {
       (reply) => this.absorb(reply),
       () => {
         // An observation is only a hint, but the takes it ended are told with the next one.
-        if (this.born !== born) return;
-        for (const seq of [...(o?.seq === undefined ? [] : [o.seq]), ...ended]) this.noteEnded(seq);
+        for (const seq of [...(o?.seq === undefined ? [] : [o.seq]), ...ended]) this.noteEnded(seq, born);
       },
     );
   }

@@ -72,6 +72,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
     else claimFromDemo(store);
     const faces = new RemoteFaces(config, logger);
+    started.push(() => faces.stop());
+    await faces.listen();
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);
     const indexes = await resolveIndexes(client, config.indexes);
@@ -135,10 +137,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       }
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
-    started.push(
-      () => clearInterval(statusTimer),
-      () => faces.stop(),
-    );
+    started.push(() => clearInterval(statusTimer));
     const clock = options.strategyClock;
     await faces.start({
       store: openStore,

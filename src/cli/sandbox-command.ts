@@ -1,17 +1,8 @@
 import type { Command } from 'commander';
 import { BOUNDS } from '../config/index.ts';
-import { UsageError } from '../core/index.ts';
+import { listenFailure } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { intOption, numberOption, portOption, seedOption, untilSignal } from './options.ts';
-
-/** A port taken or an address we may not bind is a line naming the flags, not a stack trace. */
-export function listenFailure(e: unknown, host: string, port: number): unknown {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new UsageError(`--port ${port}: ${host}:${port} is already in use; pick another port, or 0 for any free one`);
-  if (code === 'EACCES') return new UsageError(`--port ${port}: not allowed to listen on ${host}:${port} (a port under 1024 needs privileges)`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`--host ${host}: not an address of this machine (${code})`);
-  return e;
-}
 
 export function registerSandboxCommand(program: Command): void {
   program
@@ -25,7 +16,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--rate-window-ms <ms>', 'length of the rate-limit minute', intOption(BOUNDS.rateWindowMs.min, BOUNDS.rateWindowMs.max), 60_000)
     .action(async (opts: { port: number; host: string; seed: number; speed: number; control: boolean; rateWindowMs: number }) => {
       const sandbox = await startSandbox(opts).catch((e: unknown) => {
-        throw listenFailure(e, opts.host, opts.port);
+        throw listenFailure(e, opts.host, opts.port, { port: `--port ${opts.port}`, host: `--host ${opts.host}` });
       });
       const out = process.stdout;
       out.write(`indexbot sandbox listening\n  base URL: ${sandbox.baseUrl}\n  seed ${opts.seed}, speed x${opts.speed}, rate window ${opts.rateWindowMs} ms\n`);

@@ -188,6 +188,8 @@ export interface Config {
 export interface HttpConfig {
   host: string;
   port: number;
+  /** What asked for this address, for a line about it: `--http 127.0.0.1:9464` or `<file>: http.listen 127.0.0.1:9464`. */
+  source: string;
   token: string | undefined;
   readyMaxAgeS: number;
   maxConnections: number;
@@ -252,7 +254,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     driftThreshold: file?.driftThreshold ?? 0.02,
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
     retentionDays: file?.retentionDays ?? 30,
-    http: resolveHttp(flags.http ?? file?.http?.listen, file?.http, path, env),
+    http: resolveHttp(flags.http ?? file?.http?.listen, flags.http === undefined ? `${path}: http.listen` : '--http', file?.http, path, env),
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
@@ -297,7 +299,7 @@ export function parseListenAddress(raw: string): { host: string; port: number } 
 
 export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 
-function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
+function resolveHttp(listen: string | undefined, source: string, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
   if (listen === undefined) return undefined;
   const address = parseListenAddress(listen);
   if (!address) throw new ConfigError(`http address: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`);
@@ -306,7 +308,7 @@ function resolveHttp(listen: string | undefined, file: ConfigFile['http'], path:
   if (!isLoopback(address.host) && token === undefined) {
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
-  return { ...address, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+  return { ...address, source: `${source} ${listen}`, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
 }
 
 /**

@@ -40,6 +40,18 @@ export class UsageError extends IndexbotError {
   }
 }
 
+/**
+ * A port taken or an address we may not bind is one line naming what asked for it (`--port 7420`,
+ * `--http 127.0.0.1:9464`, a config key), not a stack trace; any other failure is returned as is.
+ */
+export function listenFailure(e: unknown, host: string, port: number, named: { port: string; host: string }): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new UsageError(`${named.port}: ${host}:${port} is already in use; pick another port, or 0 for any free one`);
+  if (code === 'EACCES') return new UsageError(`${named.port}: not allowed to listen on ${host}:${port} (a port under 1024 needs privileges)`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`${named.host}: not an address of this machine (${code})`);
+  return e;
+}
+
 export class KeypairError extends IndexbotError {
   constructor(message: string) {
     super(message, 'WALLET_KEYPAIR_INVALID', 'operational');

@@ -17,7 +17,7 @@ export type { StatusReport } from './queries.ts';
 /**
  * The daemon's remote faces: the HTTP server (metrics, API, SSE, dashboard) when `http` is
  * configured, and Telegram commands for each telegram sink with `commands: true`. Made before
- * the pipeline so its hooks can be handed in; started once the pipeline runs. With neither
+ * the pipeline so its hooks can be handed in; listening before it starts, serving once it runs. With neither
  * configured every hook is a no-op.
  */
 export class RemoteFaces {
@@ -58,10 +58,21 @@ export class RemoteFaces {
     this.metrics?.onAlertAttempt(sink, outcome);
   }
 
+  /**
+   * Takes the HTTP port, before the pipeline starts: a port in use stops the start before any
+   * request is sent. Until `start`, every route but /healthz answers 503.
+   */
+  async listen(): Promise<void> {
+    const { http } = this.config;
+    if (!http || !this.metrics || !this.stream) return;
+    this.server = new HttpServer({ config: http, metrics: this.metrics, stream: this.stream, logger: this.logger.child({ component: 'http' }) });
+    this.url = await this.server.listen();
+  }
+
   async start(control: BotControl): Promise<void> {
     const log = this.logger.child({ component: 'http' });
     const { http } = this.config;
-    if (http && this.metrics && this.stream) {
+    if (http && this.metrics && this.server) {
       this.metrics.bind({
         jobs: () => control.store.jobStates(),
         // Five gauges read the books: valued once per scrape, not five times.
@@ -78,8 +89,7 @@ export class RemoteFaces {
         lastEventSeq: () => control.store.lastEventSeq(),
         now: Date.now,
       });
-      this.server = new HttpServer({ config: http, control, metrics: this.metrics, stream: this.stream, logger: log });
-      this.url = await this.server.listen();
+      this.server.serve(control);
       log.info({ url: this.url, token: http.token !== undefined }, 'http face listening');
     }
     for (const sink of this.config.alerts.sinks) {

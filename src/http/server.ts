@@ -1,7 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HttpConfig } from '../config/index.ts';
-import { type Logger, StrategyError } from '../core/index.ts';
+import { type Logger, StrategyError, listenFailure } from '../core/index.ts';
 import { EVENT_TYPES, type EventType } from '../detect/events.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
@@ -35,7 +35,6 @@ export interface BotControl {
 
 export interface HttpServerOptions {
   config: HttpConfig;
-  control: BotControl;
   metrics: DaemonMetrics;
   stream: EventStream;
   logger: Logger;
@@ -69,25 +68,32 @@ interface Route {
  */
 export class HttpServer {
   private readonly server: Server;
-  private readonly routes: Route[];
+  /** Defined once the pipeline runs (`serve`); the port is taken before, so a busy one stops the start early. */
+  private routes: Route[] | undefined;
 
   constructor(private readonly o: HttpServerOptions) {
-    this.routes = this.defineRoutes();
     this.server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 }, (req, res) => this.handle(req, res));
     this.server.maxConnections = o.config.maxConnections;
   }
 
   /** Starts listening; resolves with the URL it serves on. */
   async listen(): Promise<string> {
+    const { host, port, source } = this.o.config;
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.o.config.port, this.o.config.host, () => {
-        this.server.off('error', reject);
+      const refused = (e: unknown) => reject(listenFailure(e, host, port, { port: source, host: source }));
+      this.server.once('error', refused);
+      this.server.listen(port, host, () => {
+        this.server.off('error', refused);
         resolve();
       });
     });
     const a = this.server.address() as AddressInfo;
     return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  /** Answers every route from now on; until then all but /healthz answer 503. */
+  serve(control: BotControl): void {
+    this.routes = this.defineRoutes(control);
   }
 
   async close(): Promise<void> {
@@ -128,7 +134,8 @@ export class HttpServer {
         return;
       }
       if (token !== undefined && !bearerMatches(req, token)) throw new HttpError(401, 'a bearer token is required', { 'WWW-Authenticate': 'Bearer realm="indexbot"' });
-      const match = this.match(req.method ?? 'GET', url.pathname);
+      if (!this.routes) throw new HttpError(503, 'starting', { 'Retry-After': '1' });
+      const match = this.match(this.routes, req.method ?? 'GET', url.pathname);
       route = match.route.name;
       if (match.route.method === 'POST') {
         if (isCrossSite(req)) throw new HttpError(403, 'cross-site requests are refused');
@@ -153,9 +160,9 @@ export class HttpServer {
     }
   }
 
-  private match(method: string, path: string): { route: Route; params: string[] } {
+  private match(routes: Route[], method: string, path: string): { route: Route; params: string[] } {
     let allowed: string[] = [];
-    for (const route of this.routes) {
+    for (const route of routes) {
       const m = route.pattern.exec(path);
       if (!m) continue;
       if (route.method === method) return { route, params: m.slice(1).map(decodeURIComponent) };
@@ -165,8 +172,7 @@ export class HttpServer {
     throw new HttpError(404, 'no such route');
   }
 
-  private defineRoutes(): Route[] {
-    const c = this.o.control;
+  private defineRoutes(c: BotControl): Route[] {
     const get = (name: string, pattern: RegExp, handler: Handler): Route => ({ method: 'GET', name, pattern, handler });
     const post = (name: string, pattern: RegExp, handler: Handler): Route => ({ method: 'POST', name, pattern, handler });
     const strategy = (name: string) => {

@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/cli/daemon.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { UsageError } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { lockIsFree, sandboxConfig } from '../helpers/daemon.ts';
+import { lockIsFree, runCli, sandboxConfig } from '../helpers/daemon.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
@@ -22,8 +23,7 @@ afterAll(async () => {
 });
 
 describe('startDaemon', () => {
-  it('stops the strategy and alert loops it started when a later step fails, and gives the lock back', async () => {
-    // The last step before polling, the HTTP face, fails for real: its port is taken.
+  it('takes the HTTP port before anything else: a port in use is a usage error naming http.listen, sent no request, left no loop running nor the lock held', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as AddressInfo).port;
@@ -36,15 +36,39 @@ describe('startDaemon', () => {
     });
     const config = loadConfig({ config: file }, { INDEXBOT_API_KEY: sb.keys.premium });
     const { logger, lines } = captureLogger();
+    const requestsBefore = sb.counters().total;
     try {
-      await expect(startDaemon(config, { logger })).rejects.toThrow(String(port));
+      const refused = await startDaemon(config, { logger }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(UsageError);
+      expect((refused as UsageError).message).toBe(`${file}: http.listen 127.0.0.1:${port}: 127.0.0.1:${port} is already in use; pick another port, or 0 for any free one`);
     } finally {
       taken.close();
     }
+    expect(sb.counters().total).toBe(requestsBefore);
     const atFailure = lines.length;
     // Long enough for either loop's next round (idle 1 s, retries sooner).
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, 1_500));
     expect(lines.slice(atFailure).filter((l) => l.includes('"component":"strategy"') || l.includes('"component":"alerts"'))).toEqual([]);
+    expect(lockIsFree(db)).toBe(true);
+  });
+
+  it('indexbot run --http on a port in use: one line naming --http, exit 64, the lock released', { timeout: 30_000 }, async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    const db = tempDbPath();
+    const file = sandboxConfig(sb, db, { indexes: ['sindex'] });
+    const requestsBefore = sb.counters().total;
+    try {
+      const r = await runCli(['run', '--config', file, '--http', `127.0.0.1:${port}`], { INDEXBOT_API_KEY: sb.keys.premium });
+      expect(r.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([
+        `indexbot: --http 127.0.0.1:${port}: 127.0.0.1:${port} is already in use; pick another port, or 0 for any free one [USAGE_INVALID]`,
+      ]);
+      expect(r.status).toBe(64);
+      expect(sb.counters().total).toBe(requestsBefore);
+    } finally {
+      taken.close();
+    }
     expect(lockIsFree(db)).toBe(true);
   });
 });

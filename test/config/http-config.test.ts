@@ -16,7 +16,7 @@ describe('the http config', () => {
   it('is off by default; --http wins over http.listen; defaults for the rest', () => {
     expect(loadConfig({ config: file({}) }, {}).http).toBeUndefined();
     const path = file({ http: { listen: '127.0.0.1:9464' } });
-    expect(loadConfig({ config: path }, {}).http).toEqual({ host: '127.0.0.1', port: 9464, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 });
+    expect(loadConfig({ config: path }, {}).http).toEqual({ host: '127.0.0.1', port: 9464, source: `${path}: http.listen 127.0.0.1:9464`, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 });
     expect(loadConfig({ config: path, http: 'localhost:0' }, {}).http).toMatchObject({ host: 'localhost', port: 0 });
   });
 

@@ -22,4 +22,4 @@ export {
 } from './metrics.ts';
 export { tradeLedger, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
 export { runSweep, runJob, MAX_WORKERS, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
-export { renderSweepHtml, type SweepRow } from './sweep-html.ts';
+export { SWEEP_COLUMNS, renderSweepHtml, sweepRow, type SweepRow } from './sweep-html.ts';

@@ -31,6 +31,9 @@ export function buildReport(r: BacktestResult) {
   }
   const narrowed = narrowedRange(r);
   if (narrowed) warnings.push(narrowed);
+  if (r.parked.count > 0) {
+    warnings.push(`${r.parked.count} event(s) failed in the strategy and were skipped: the figures miss what its handlers would have done (first: ${r.parked.errors[0]?.split('\n')[0]})`);
+  }
   if (r.rejections.length > 0) warnings.push(`${r.rejections.length} order(s) were refused by the paper broker (see rejections)`);
   return {
     format: REPORT_FORMAT,

@@ -12,21 +12,45 @@ export interface SweepRow {
   cagr: number | null;
   sharpe: number | null;
   maxDrawdown: number | null;
-  trades: number | null;
+  fills: number;
+  /** Sales, the trades win rate counts. */
+  closedTrades: number;
   winRate: number | null;
+  /** Events whose handler failed and were skipped: the run's figures miss what they would have done. */
+  failedEvents: number;
   fillsHash: string;
 }
 
-const COLUMNS: [key: keyof SweepRow, label: string, format: (v: never) => string][] = [
+export function sweepRow(report: BacktestReport): SweepRow {
+  const m = report.metrics;
+  return {
+    runId: report.runId,
+    params: report.strategy.params,
+    totalReturn: m.totalReturn,
+    cagr: m.cagr,
+    sharpe: m.sharpe,
+    maxDrawdown: m.maxDrawdown,
+    fills: report.fills.count,
+    closedTrades: m.closedTrades ?? 0,
+    winRate: m.winRate,
+    failedEvents: report.events.parked.count,
+    fillsHash: report.fills.hash,
+  };
+}
+
+/** A sweep's columns, on its page and in its terminal table. */
+export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: never) => string][] = [
   ['runId', 'run', (v: string) => v],
   ['params', 'params', (v: unknown) => JSON.stringify(v)],
   ['totalReturn', 'return', pct],
   ['cagr', 'CAGR', pct],
   ['sharpe', 'Sharpe', (v: number | null) => fixed(v)],
   ['maxDrawdown', 'max DD', pct],
-  ['trades', 'trades', (v: number | null) => String(v ?? '—')],
+  ['fills', 'fills', String],
+  ['closedTrades', 'sales', String],
   ['winRate', 'win rate', pct],
-  ['fillsHash', 'fills', (v: string) => v.slice(0, 8)],
+  ['failedEvents', 'failed events', String],
+  ['fillsHash', 'fills hash', (v: string) => v.slice(0, 8)],
 ];
 
 /**
@@ -37,11 +61,12 @@ export function renderSweepHtml(rows: readonly SweepRow[], reports: readonly Bac
   const { js, css } = uplot();
   // Every run of a sweep has the same range, so the same daily times: one x axis.
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
-  const series = reports.map((r, i) => ({ label: r.runId, color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
-  const head = COLUMNS.map(([, label], i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
+  // The legend names each run by its params, as the table's second column does.
+  const series = reports.map((r, i) => ({ label: JSON.stringify(r.strategy.params), color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
+  const head = SWEEP_COLUMNS.map(([, label], i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
   const body = rows
     .map((row, i) => {
-      const cells = COLUMNS.map(([key, , format]) => {
+      const cells = SWEEP_COLUMNS.map(([key, , format]) => {
         const v = row[key];
         const sortKey = typeof v === 'number' ? String(v) : v === null ? '' : JSON.stringify(v);
         return `<td data-v="${escapeHtml(sortKey)}">${escapeHtml(format(v as never))}</td>`;

@@ -10,16 +10,16 @@ import {
   buildReport,
   defaultMaxGapMs,
   edgeGaps,
-  fixed,
+  SWEEP_COLUMNS,
   formatTable,
   isLargeGap,
-  pct,
   renderHtml,
   renderSweepHtml,
   renderTable,
   reportJson,
   runBacktest,
   runSweep,
+  sweepRow,
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
@@ -35,6 +35,7 @@ interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   grid?: string;
   out?: string;
   json?: boolean;
+  allowFailures?: boolean;
   workers?: number;
 }
 
@@ -78,6 +79,7 @@ export function registerBacktestCommand(program: Command): void {
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables')
+      .option('--allow-failures', 'exit 0 even when a strategy handler failed on events (skipped; the report warns of them)')
       .option('--workers <n>', `a sweep's runs at once, on this thread and worker threads (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS)),
     'config',
     'db',
@@ -113,46 +115,17 @@ export function registerBacktestCommand(program: Command): void {
       }
       const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
       const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
-      if (runs.length === 1) {
-        const { report, dir } = written[0]!;
-        process.stdout.write(flags.json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`);
-        return;
+      process.stdout.write(runs.length === 1 ? describeRun(written[0]!, flags.json) : writeSweep(written, sweepDir, flags.json));
+      // A run whose handler failed is written and shown, then fails the command: its figures miss what the handler would have done.
+      const failed = written.filter(({ report }) => report.events.parked.count > 0).map(({ report }) => report);
+      if (failed.length > 0 && !flags.allowFailures) {
+        const events = failed.reduce((n, r) => n + r.events.parked.count, 0);
+        const which = runs.length === 1 ? 'the run' : `${failed.length} of ${runs.length} runs`;
+        process.stderr.write(
+          `indexbot: ${which}: strategy handlers failed on ${events} event(s), which were skipped (${failed[0]!.events.parked.errors[0]?.split('\n')[0]}); fix the strategy, or pass --allow-failures to accept the figures [BACKTEST_STRATEGY_FAILED]\n`,
+        );
+        process.exitCode = 1;
       }
-      const comparison = written.map(({ report }) => ({
-        runId: report.runId,
-        params: report.strategy.params,
-        totalReturn: report.metrics.totalReturn,
-        cagr: report.metrics.cagr,
-        sharpe: report.metrics.sharpe,
-        maxDrawdown: report.metrics.maxDrawdown,
-        trades: report.metrics.trades,
-        winRate: report.metrics.winRate,
-        fillsHash: report.fills.hash,
-      }));
-      writeFileSync(join(sweepDir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
-      writeFileSync(
-        join(sweepDir, 'sweep.html'),
-        renderSweepHtml(
-          comparison,
-          written.map(({ report }) => report),
-        ),
-      );
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify(comparison, null, 1)}\n`);
-        return;
-      }
-      const rows = comparison.map((c) => [
-        c.runId,
-        JSON.stringify(c.params),
-        pct(c.totalReturn),
-        pct(c.cagr),
-        fixed(c.sharpe),
-        pct(c.maxDrawdown),
-        String(c.trades),
-        pct(c.winRate),
-        c.fillsHash.slice(0, 8),
-      ]);
-      process.stdout.write(`${formatTable([['run', 'params', 'return', 'CAGR', 'Sharpe', 'max DD', 'trades', 'win rate', 'fills'], ...rows])}\nreports: ${sweepDir}\n`);
     } finally {
       cache.close();
     }
@@ -288,6 +261,28 @@ async function withProgress<T>(label: string, logger: Logger, run: (onProgress: 
   } finally {
     bar?.stop();
   }
+}
+
+type Written = ReturnType<typeof writeReport>;
+
+function describeRun({ report, dir }: Written, json: boolean | undefined): string {
+  return json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`;
+}
+
+/** Writes a sweep's sweep.json and sweep.html beside its runs' reports; returns what to print. */
+function writeSweep(written: Written[], dir: string, json: boolean | undefined): string {
+  const comparison = written.map(({ report }) => sweepRow(report));
+  writeFileSync(join(dir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
+  writeFileSync(
+    join(dir, 'sweep.html'),
+    renderSweepHtml(
+      comparison,
+      written.map(({ report }) => report),
+    ),
+  );
+  if (json) return `${JSON.stringify(comparison, null, 1)}\n`;
+  const rows = comparison.map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
+  return `${formatTable([SWEEP_COLUMNS.map(([, label]) => label), ...rows])}\nreports: ${dir}\n`;
 }
 
 function writeReport(result: BacktestResult, dir: string) {

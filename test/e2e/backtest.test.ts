@@ -99,6 +99,26 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     expect(JSON.parse(again.stdout).fills.hash).toBe(report.fills.hash);
   });
 
+  it('a strategy whose handler fails: the report warns of it (JSON, page), and the command exits 1 unless --allow-failures', async () => {
+    const args = ['backtest', '--strategy', 'test/fixtures/strategies/mixed/always-throws.ts', '--from', '2026-11-15', '--to', TO, '--indexes', 'mindex'];
+    const failing = await cli([...args, '--out', join(out, 'throws')], env);
+    expect(failing.status).toBe(1);
+    // Besides the JSON log lines (each failure logged), one line for the user.
+    expect(failing.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'))).toEqual([
+      expect.stringMatching(
+        /^indexbot: the run: strategy handlers failed on \d+ event\(s\), which were skipped \(.*strategy bug\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+      ),
+    ]);
+    const report = JSON.parse(readFileSync(join(out, 'throws', 'report.json'), 'utf8'));
+    expect(report.events.parked.count).toBeGreaterThan(0);
+    const warning = report.warnings.find((w: string) => w.includes('failed in the strategy and were skipped'));
+    expect(warning).toMatch(/^\d+ event\(s\) failed in the strategy and were skipped: the figures miss what its handlers would have done \(first: .*strategy bug\)$/);
+    expect(readFileSync(join(out, 'throws', 'report.html'), 'utf8')).toContain(`⚠ ${warning}`);
+    const allowed = await cli([...args, '--out', join(out, 'throws-allowed'), '--allow-failures', '--json'], env);
+    expect(allowed.status).toBe(0);
+    expect(JSON.parse(allowed.stdout).warnings).toContain(warning);
+  });
+
   it('runs a sweep in one process and prints one comparison table', async () => {
     const r = await cli(
       ['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')],
@@ -106,12 +126,18 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     );
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^run +params +return +CAGR +Sharpe +max DD +trades +win rate +fills$/);
+    expect(lines[0]).toMatch(/^run +params +return +CAGR +Sharpe +max DD +fills +sales +win rate +failed events +fills hash$/);
     expect(lines[1]).toContain('"holdHours":12');
     expect(lines[2]).toContain('"holdHours":48');
     const sweep = JSON.parse(readFileSync(join(out, 'sweep', 'sweep.json'), 'utf8'));
     expect(sweep).toHaveLength(2);
     expect(sweep[0].fillsHash).not.toBe(sweep[1].fillsHash);
+    // Fills and sales are told apart (win rate counts sales), and no event failed.
+    for (const row of sweep) {
+      const report = JSON.parse(readFileSync(join(out, 'sweep', row.runId, 'report.json'), 'utf8'));
+      expect([row.fills, row.closedTrades, row.failedEvents]).toEqual([report.fills.count, report.metrics.closedTrades, 0]);
+      expect(row.closedTrades).toBeLessThan(row.fills);
+    }
   });
 
   const needChromium = process.env.INDEXBOT_REQUIRE_CHROMIUM === '1';

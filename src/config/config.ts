@@ -5,7 +5,7 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS, UsageError } from '../core/index.ts';
 import { redisUrlProblem } from '../redis/index.ts';
 
 /**
@@ -220,18 +220,16 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const file = readConfigFile(path, explicit !== undefined);
   const where = file ? path : 'the environment and flags';
 
-  const tierRaw = flags.tier ?? env.INDEXBOT_TIER ?? file?.tier;
-  if (tierRaw !== undefined && !TIERS.includes(tierRaw as Tier)) {
-    throw new ConfigError(`${where}: tier: expected one of ${TIERS.join(', ')}, got ${JSON.stringify(tierRaw)}`);
-  }
-  const logFormat = flags.logFormat ?? env.INDEXBOT_LOG_FORMAT ?? file?.log?.format;
-  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty') {
-    throw new ConfigError(`${where}: log format: expected json or pretty, got ${JSON.stringify(logFormat)}`);
-  }
-  const logLevel = flags.logLevel ?? env.INDEXBOT_LOG_LEVEL ?? file?.log?.level ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
-    throw new ConfigError(`${where}: log level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
-  }
+  const layer = <T>(flag: string, fromFlag: T | undefined, envName: string, key: string, fromFile: T | undefined) => layered(flag, fromFlag, envName, env, path, key, fromFile);
+  const tierIn = layer('--tier', flags.tier, 'INDEXBOT_TIER', 'tier', file?.tier);
+  const tierRaw = tierIn?.value;
+  if (tierIn && !TIERS.includes(tierIn.value as Tier)) tierIn.refuse(`expected one of ${TIERS.join(', ')}`);
+  const logFormatIn = layer('--log-format', flags.logFormat, 'INDEXBOT_LOG_FORMAT', 'log.format', file?.log?.format);
+  const logFormat = logFormatIn?.value;
+  if (logFormatIn && logFormat !== 'json' && logFormat !== 'pretty') logFormatIn.refuse('expected json or pretty');
+  const logLevelIn = layer('--log-level', flags.logLevel, 'INDEXBOT_LOG_LEVEL', 'log.level', file?.log?.level);
+  const logLevel = logLevelIn?.value ?? 'info';
+  if (logLevelIn && !LOG_LEVELS.includes(logLevel as LogLevel)) logLevelIn.refuse(`expected one of ${LOG_LEVELS.join(', ')}`);
   const apiKey = env.INDEXBOT_API_KEY || undefined;
   const walletKeypairPath = env.INDEXBOT_WALLET_KEYPAIR || undefined;
   const tier = (tierRaw as Tier | undefined) ?? (apiKey ? 'basic' : walletKeypairPath ? 'standard' : 'public');
@@ -259,7 +257,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,
-    redisUrl: resolveRedisUrl(env.INDEXBOT_REDIS_URL || file?.rateLimit?.redis, where, env),
+    redisUrl: env.INDEXBOT_REDIS_URL ? resolveRedisUrl(env.INDEXBOT_REDIS_URL, 'the environment', env, 'INDEXBOT_REDIS_URL') : resolveRedisUrl(file?.rateLimit?.redis, where, env, 'rateLimit.redis'),
     alerts: {
       sinks: resolveSinks(file?.alerts?.sinks ?? [], path, env),
       giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,
@@ -282,6 +280,23 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   };
 }
 
+/**
+ * A setting from the first of a flag, an environment variable and the config file that gives
+ * it, and a refusal naming that one: a bad flag is a usage error (exit 64) naming the flag, a
+ * bad variable or file value a configuration error (exit 78) naming the variable, or the file and key.
+ */
+function layered<T>(flag: string, fromFlag: T | undefined, envName: string, env: NodeJS.ProcessEnv, path: string, key: string, fromFile: T | undefined) {
+  const fromEnvVar = env[envName] as T | undefined;
+  const value = fromFlag ?? fromEnvVar ?? fromFile;
+  if (value === undefined) return undefined;
+  const refuse = (expected: string): never => {
+    const got = `${expected}, got ${JSON.stringify(value)}`;
+    if (fromFlag !== undefined) throw new UsageError(`${flag}: ${got}`);
+    throw new ConfigError(fromEnvVar !== undefined ? `${envName}: ${got}` : `${path}: ${key}: ${got}`);
+  };
+  return { value, refuse };
+}
+
 function fromEnv(v: string, where: string, path: string, env: NodeJS.ProcessEnv): string {
   if (!v.startsWith('env:')) return v;
   const value = env[v.slice(4)];
@@ -302,7 +317,7 @@ export const isLoopback = (host: string) => host === 'localhost' || host === '::
 function resolveHttp(listen: string | undefined, source: string, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
   if (listen === undefined) return undefined;
   const address = parseListenAddress(listen);
-  if (!address) throw new ConfigError(`http address: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`);
+  if (!address) throw new ConfigError(`${source}: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`);
   const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
   if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
   if (!isLoopback(address.host) && token === undefined) {

@@ -22,8 +22,12 @@ describe('Redis in config and doctor', () => {
     expect(loadConfig({ config: path }, {}).redisUrl).toBe('redis://127.0.0.1:6379/1');
     expect(loadConfig({ config: path }, { INDEXBOT_REDIS_URL: 'redis://other:6379' }).redisUrl).toBe('redis://other:6379');
     const bad = caught(() => loadConfig({ config: path }, { INDEXBOT_REDIS_URL: 'http://:s3cret@host:6379' }));
-    expect(bad.message).toMatch(/rateLimit\.redis.*redis:\/\//);
+    // Named where it came from: the variable here, the file's key below.
+    expect(bad.message).toMatch(/^the environment: INDEXBOT_REDIS_URL: expected a redis:\/\//);
     expect(bad.message).not.toContain('s3cret');
+    const badInFile = caught(() => loadConfig({ config: writeConfig(db, { baseUrl: 'http://127.0.0.1:1/v1', rateLimit: { redis: 'http://:s3cret@host:6379' } }) }, {}));
+    expect(badInFile.message).toMatch(/indexbot\.json: rateLimit\.redis: expected a redis:\/\//);
+    expect(badInFile.message).not.toContain('s3cret');
     const viaEnv = writeConfig(db, { baseUrl: 'http://127.0.0.1:1/v1', rateLimit: { redis: 'env:MY_REDIS' } });
     expect(loadConfig({ config: viaEnv }, { MY_REDIS: 'rediss://:pw@h:6380' }).redisUrl).toBe('rediss://:pw@h:6380');
     expect(caught(() => loadConfig({ config: viaEnv }, {})).message).toMatch(/MY_REDIS is not set/);

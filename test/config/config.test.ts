@@ -34,8 +34,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ config: path }, { INDEXBOT_LOG_LEVEL: 'debug', INDEXBOT_LOG_FORMAT: 'pretty' })).toMatchObject({ logLevel: 'debug', logFormat: 'pretty' });
     expect(loadConfig({ config: path, logLevel: 'error' }, { INDEXBOT_LOG_LEVEL: 'debug' }).logLevel).toBe('error');
     expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).logLevel).toBe('info');
-    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_LEVEL: 'verbose' })).message).toContain('log level: expected one of trace, debug, info, warn, error, got "verbose"');
-    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_FORMAT: 'xml' })).message).toContain('log format: expected json or pretty, got "xml"');
+    // Each refusal names where the value came from: the variable, the flag (a usage error) or the file's key.
+    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_LEVEL: 'verbose' })).message).toBe('INDEXBOT_LOG_LEVEL: expected one of trace, debug, info, warn, error, got "verbose"');
+    expect(fail(() => loadConfig({ config: path }, { INDEXBOT_LOG_FORMAT: 'xml' })).message).toBe('INDEXBOT_LOG_FORMAT: expected json or pretty, got "xml"');
+    const flag = fail(() => loadConfig({ config: path, logLevel: 'loud' }, {}));
+    expect([flag.constructor.name, flag.message]).toEqual(['UsageError', '--log-level: expected one of trace, debug, info, warn, error, got "loud"']);
+    const inFile = fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1', log: { level: 'loud' } }) }, {}));
+    expect(inFile).toBeInstanceOf(ConfigError);
+    expect(inFile.message).toMatch(/indexbot\.json: log\.level: Invalid option: expected one of "trace"/);
   });
 
   it('defaults intervals by tier and the tier by credential', () => {
@@ -58,7 +64,8 @@ describe('loadConfig', () => {
   it('reports a file that is not JSON, a missing explicit file, a bad tier and no base URL', () => {
     expect(fail(() => loadConfig({ config: file('{ nope') }, {})).message).toMatch(/not valid JSON/);
     expect(fail(() => loadConfig({ config: '/nonexistent/indexbot.json' }, {})).message).toMatch(/cannot read config file .*ENOENT/);
-    expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'gold' }, {})).message).toMatch(/tier: expected one of public, standard/);
+    expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'gold' }, {})).message).toMatch(/^--tier: expected one of public, standard, .*, got "gold"$/);
+    expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1' }) }, { INDEXBOT_TIER: 'gold' })).message).toMatch(/^INDEXBOT_TIER: expected one of public, standard/);
     expect(fail(() => loadConfig({ config: file({}) }, {})).message).toMatch(/no base URL/);
     expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'enterprise' }, {})).message).toMatch(/enterpriseLimits/);
   });

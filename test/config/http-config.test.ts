@@ -33,7 +33,7 @@ describe('the http config', () => {
 
   it('refuses an address off loopback without a token, a bad address, and values out of range', () => {
     expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '0.0.0.0:9464' }, {})).message).toMatch(/^http address 0\.0\.0\.0:9464 is not loopback: set http\.token in /);
-    expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '9464' }, {})).message).toBe('http address: expected host:port such as 127.0.0.1:9464, got "9464"');
+    expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '9464' }, {})).message).toBe('--http: expected host:port such as 127.0.0.1:9464, got "9464"');
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', maxConnections: 0 } }) }, {})).message).toMatch(/http\.maxConnections: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', readyMaxAgeS: 1e9 } }) }, {})).message).toMatch(/http\.readyMaxAgeS: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', port: 1 } }) }, {})).message).toMatch(/unknown key "http\.port"/);

@@ -124,7 +124,7 @@ export function registerOptimizeCommand(program: Command): void {
       process.stdout.write(
         `${[
           `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study)`,
-          formatTable([['rank', 'trial', ...keys, flags.metric, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
+          formatTable([['rank', 'trial', ...keys, `score (${flags.metric})`, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
           `study: ${dir} (trials.jsonl, optimize.html)`,
         ].join('\n')}\n`,
       );

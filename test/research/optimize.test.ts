@@ -154,7 +154,7 @@ describe('optimize', () => {
     const full = await runCli(args(whole), env);
     expect(full.status).toBe(0);
     expect(full.stdout.split('\n')[0]).toBe('optimize rebalance-front-run by totalReturn (tpe, seed 5): 8 trials (8 run now, 0 from the study)');
-    expect(full.stdout).toMatch(/\nrank +trial +holdHours +minIncrease +notionalUsd +totalReturn +return +Sharpe +max DD +fills\n1 /);
+    expect(full.stdout).toMatch(/\nrank +trial +holdHours +minIncrease +notionalUsd +score \(totalReturn\) +return +Sharpe +max DD +fills\n1 /);
 
     const killed = join(tmp(), 'study');
     const child = spawn(process.execPath, ['bin/indexbot.js', ...args(killed)], { env: { ...process.env, ...env }, stdio: 'ignore' });

@@ -6,7 +6,8 @@
  *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
- * - a 16-set sweep of rebalance-front-run, on one thread and on one per core (each in its own process).
+ * - a 16-set sweep of rebalance-front-run, on one thread and on one per core (each in its own process),
+ *   each run's report.json and report.html made as `backtest --grid` makes them.
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFileSync } from 'node:child_process';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import { buildReport, reportJson, runBacktest, runSweep } from '../src/backtest/index.ts';
+import { runBacktest, runSweep } from '../src/backtest/index.ts';
 import type { HistoryPoint, Rebalance } from '../src/contract/index.ts';
 import { SnapshotStore } from '../src/store/index.ts';
 import { type LoadedStrategy, defineStrategy, loadStrategy } from '../src/strategy/index.ts';
@@ -176,8 +177,9 @@ async function sweep(path: string, workers: number): Promise<SweepFigures> {
   const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
   const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
   const t = performance.now();
-  const reports = (await runSweep({ db: path, settings, jobs, workers })).map((r) => reportJson(buildReport(r)));
-  return { seconds: (performance.now() - t) / 1000, reports: reports.map((r) => createHash('sha256').update(r).digest('hex')) };
+  // As `backtest --grid` runs it: report.json and report.html made in the thread that ran the job.
+  const reports = await runSweep({ db: path, settings, jobs, workers, output: 'report' });
+  return { seconds: (performance.now() - t) / 1000, reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')) };
 }
 
 function child<T>(args: string[]): T {

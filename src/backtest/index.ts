@@ -21,5 +21,5 @@ export {
   type DrawdownPeriod,
 } from './metrics.ts';
 export { tradeLedger, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
-export { runSweep, runJob, MAX_WORKERS, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
+export { runSweep, reportFiles, MAX_WORKERS, type ReportFiles, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
 export { SWEEP_COLUMNS, renderSweepHtml, sweepRow, type SweepRow } from './sweep-html.ts';

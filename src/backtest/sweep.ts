@@ -6,7 +6,9 @@ import { Worker } from 'node:worker_threads';
 import { type ErrorKind, IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
+import { renderHtml } from './html.ts';
 import { type BacktestOptions, type BacktestResult, runBacktest } from './replay.ts';
+import { buildReport, reportJson } from './report.ts';
 
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
 export type SweepSettings = Omit<BacktestOptions, 'cache' | 'strategy' | 'logger' | 'onProgress'>;
@@ -19,7 +21,7 @@ export interface SweepJob {
 }
 
 export interface SweepOptions {
-  /** The cache file; each worker opens it read-only. */
+  /** The cache file; each thread opens it read-only, once for all its runs. */
   db: string;
   settings: SweepSettings;
   jobs: readonly SweepJob[];
@@ -30,30 +32,50 @@ export interface SweepOptions {
   onRun?: (done: number, total: number) => void;
 }
 
-export const MAX_WORKERS = 64;
-
-/**
- * A sweep's strategy files, each loaded once per thread (as a freqtrade hyperopt process loads
- * its strategy once): a file and everything it imports evaluated for every run cost more than
- * a short run itself. A run's state lives in `ctx.state`, never in module variables.
- */
-export function loadEachFileOnce(): (file: string) => Promise<Strategy> {
-  const loaded = new Map<string, Promise<Strategy>>();
-  return (file) => {
-    let strategy = loaded.get(file);
-    if (!strategy) loaded.set(file, (strategy = loadStrategyModule(file)));
-    return strategy;
-  };
+/** A run's report.json and report.html, made in the thread that ran it. */
+export interface ReportFiles {
+  json: string;
+  html: string;
 }
 
-/** One run of a sweep, in whichever thread: the same function, so serial and parallel give the same bytes. */
-export async function runJob(db: string, settings: SweepSettings, job: SweepJob, load: (file: string) => Promise<Strategy>, logger: Logger = silentLogger): Promise<BacktestResult> {
-  const cache = SnapshotStore.open(db, { readonly: true });
-  try {
-    const strategy = withParams(await load(job.file), job.file, job.params);
-    return await runBacktest({ ...settings, cache, strategy, logger });
-  } finally {
-    cache.close();
+/** What each run gives back: its whole result, or its report files. */
+type SweepOutput = 'result' | 'report';
+type OutputOf<O extends SweepOutput> = O extends 'report' ? ReportFiles : BacktestResult;
+
+export const MAX_WORKERS = 64;
+
+/** A run's report files, as `backtest` writes them. */
+export function reportFiles(result: BacktestResult): ReportFiles {
+  const report = buildReport(result);
+  return { json: reportJson(report), html: renderHtml(report) };
+}
+
+/**
+ * What one thread of a sweep keeps for all the runs it makes: the cache, open read-only once
+ * (its page cache and statements stay warm: every run of a sweep reads the same history),
+ * and each strategy file loaded once (as a freqtrade hyperopt process loads its strategy
+ * once): a file and everything it imports evaluated for every run cost more than a short
+ * run itself. A run's state lives in `ctx.state`, never in module variables. The same code
+ * runs a job on this thread and on a worker, so serial and parallel give the same bytes.
+ */
+export class SweepThread {
+  private cache: SnapshotStore | undefined;
+  private readonly loaded = new Map<string, Promise<Strategy>>();
+
+  constructor(private readonly db: string) {}
+
+  async run<O extends SweepOutput>(settings: SweepSettings, job: SweepJob, output: O, logger: Logger = silentLogger): Promise<OutputOf<O>> {
+    // Opened by the first run, so that a cache that cannot be opened fails a run like any other error.
+    this.cache ??= SnapshotStore.open(this.db, { readonly: true });
+    let strategy = this.loaded.get(job.file);
+    if (!strategy) this.loaded.set(job.file, (strategy = loadStrategyModule(job.file)));
+    const result = await runBacktest({ ...settings, cache: this.cache, strategy: withParams(await strategy, job.file, job.params), logger });
+    // The report is made here, beside the run, and only its text crosses to the caller.
+    return (output === 'report' ? reportFiles(result) : result) as OutputOf<O>;
+  }
+
+  close(): void {
+    this.cache?.close();
   }
 }
 
@@ -65,15 +87,19 @@ export async function runJob(db: string, settings: SweepSettings, job: SweepJob,
  * in. On a failure no job starts any more; the first error (in the jobs' order among those
  * that ran) is thrown once the runs in flight are done or stopped.
  */
-export async function runSweep(o: SweepOptions): Promise<BacktestResult[]> {
+export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
+/** Each run's report files instead of its result, made on the thread that ran it. */
+export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
+export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<(BacktestResult | ReportFiles)[]> {
+  const output = o.output ?? 'result';
   const threads = Math.min(o.workers ?? availableParallelism(), o.jobs.length);
   if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WORKERS) throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
   const total = o.jobs.length;
-  const results: BacktestResult[] = new Array(total);
+  const results: (BacktestResult | ReportFiles)[] = new Array(total);
   const errors: { index: number; error: Error }[] = [];
   const next = new Int32Array(new SharedArrayBuffer(4));
   let done = 0;
-  const finished = (index: number, result: BacktestResult) => {
+  const finished = (index: number, result: BacktestResult | ReportFiles) => {
     results[index] = result;
     o.onRun?.(++done, total);
   };
@@ -82,13 +108,13 @@ export async function runSweep(o: SweepOptions): Promise<BacktestResult[]> {
     // No thread takes another job.
     Atomics.store(next, 0, total);
   };
-  const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, next: next.buffer as SharedArrayBuffer };
+  const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, output, next: next.buffer as SharedArrayBuffer };
   const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed));
-  const load = loadEachFileOnce();
+  const thread = new SweepThread(o.db);
   try {
     for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
       try {
-        finished(i, await runJob(o.db, o.settings, o.jobs[i]!, load, o.logger));
+        finished(i, await thread.run(o.settings, o.jobs[i]!, output, o.logger));
       } catch (e) {
         failed(i, e instanceof Error ? e : new Error(String(e)));
       }
@@ -96,6 +122,7 @@ export async function runSweep(o: SweepOptions): Promise<BacktestResult[]> {
     // After a failure here, the workers' runs are stopped, not waited for.
     if (errors.length === 0) await Promise.race([Promise.all(workers.map((w) => w.done)), ...workers.map((w) => w.failedOnce)]);
   } finally {
+    thread.close();
     await Promise.all(workers.map((w) => w.close()));
   }
   if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
@@ -107,12 +134,13 @@ export interface SweepWork {
   db: string;
   settings: SweepSettings;
   jobs: readonly SweepJob[];
+  output: SweepOutput;
   next: SharedArrayBuffer;
 }
 
 /** A message back from a worker: a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
 export type WorkerReply =
-  | { index: number; ok: true; result: BacktestResult }
+  | { index: number; ok: true; result: BacktestResult | ReportFiles }
   | { index: number; ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string }
   | { index: null };
 
@@ -134,7 +162,7 @@ function workerSource(): { code: string | URL; eval: boolean } {
   };
 }
 
-function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult) => void, failed: (index: number, error: Error) => void) {
+function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void) {
   const source = workerSource();
   const worker = new Worker(source.code, { eval: source.eval });
   let running = true;

@@ -5,18 +5,17 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import {
   type BacktestOptions,
-  type BacktestResult,
+  type BacktestReport,
   MAX_WORKERS,
-  buildReport,
+  type ReportFiles,
   defaultMaxGapMs,
   edgeGaps,
   SWEEP_COLUMNS,
   formatTable,
   isLargeGap,
-  renderHtml,
   renderSweepHtml,
   renderTable,
-  reportJson,
+  reportFiles,
   runBacktest,
   runSweep,
   sweepRow,
@@ -99,22 +98,24 @@ export function registerBacktestCommand(program: Command): void {
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { held: _held, ...common } = backtestInputs(flags, config, cache, logger);
-      let results: BacktestResult[];
-      if (runs.length === 1) results = [await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress }))];
+      let files: ReportFiles[];
+      if (runs.length === 1) files = [reportFiles(await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress })))];
       else {
-        // Each run on a worker thread reading the cache file read-only; the same bytes as one after another.
+        // Each run on a worker thread reading the cache file read-only, its report made there; the same bytes as one after another.
         const { cache: _cache, logger: _logger, ...settings } = common;
-        results = await runSweep({
+        files = await runSweep({
           db: config.db,
           settings,
           jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
           workers: flags.workers,
           logger: common.logger,
           onRun: (done, total) => logger.info({ done, total }, `sweep: ${done} of ${total} runs done`),
+          output: 'report',
         });
       }
-      const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(results.map((r) => r.runId)).slice(0, 12)}` : results[0]!.runId);
-      const written = results.map((r) => writeReport(r, runs.length > 1 ? join(sweepDir, r.runId) : sweepDir));
+      const reports = files.map((f) => JSON.parse(f.json) as BacktestReport);
+      const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(reports.map((r) => r.runId)).slice(0, 12)}` : reports[0]!.runId);
+      const written = files.map((f, i): Written => ({ report: reports[i]!, json: f.json, dir: writeReport(f, runs.length > 1 ? join(sweepDir, reports[i]!.runId) : sweepDir) }));
       process.stdout.write(runs.length === 1 ? describeRun(written[0]!, flags.json) : writeSweep(written, sweepDir, flags.json));
       // A run whose handler failed is written and shown, then fails the command: its figures miss what the handler would have done.
       const failed = written.filter(({ report }) => report.events.parked.count > 0).map(({ report }) => report);
@@ -263,10 +264,15 @@ async function withProgress<T>(label: string, logger: Logger, run: (onProgress: 
   }
 }
 
-type Written = ReturnType<typeof writeReport>;
+/** A run's report as written: its text, and read back for the tables. */
+interface Written {
+  report: BacktestReport;
+  json: string;
+  dir: string;
+}
 
-function describeRun({ report, dir }: Written, json: boolean | undefined): string {
-  return json ? reportJson(report) : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`;
+function describeRun({ report, json: text, dir }: Written, json: boolean | undefined): string {
+  return json ? text : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`;
 }
 
 /** Writes a sweep's sweep.json and sweep.html beside its runs' reports; returns what to print. */
@@ -285,10 +291,9 @@ function writeSweep(written: Written[], dir: string, json: boolean | undefined):
   return `${formatTable([SWEEP_COLUMNS.map(([, label]) => label), ...rows])}\nreports: ${dir}\n`;
 }
 
-function writeReport(result: BacktestResult, dir: string) {
-  const report = buildReport(result);
+function writeReport(files: ReportFiles, dir: string): string {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'report.json'), reportJson(report));
-  writeFileSync(join(dir, 'report.html'), renderHtml(report));
-  return { report, dir };
+  writeFileSync(join(dir, 'report.json'), files.json);
+  writeFileSync(join(dir, 'report.html'), files.html);
+  return dir;
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildReport, reportJson } from '../../src/backtest/index.ts';
+import { buildReport, renderHtml, reportJson } from '../../src/backtest/index.ts';
 import { runSweep } from '../../src/backtest/sweep.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
@@ -21,6 +21,10 @@ describe('sweeps on worker threads', () => {
     const three = await reports(3);
     expect(parallel).toEqual(serial);
     expect(three).toEqual(serial);
+    // Made in the thread that ran each job, the report files are the same bytes too.
+    const files = await runSweep({ db, settings, jobs, workers: 2, output: 'report' });
+    expect(files.map((f) => f.json)).toEqual(serial);
+    expect(files.map((f) => f.html)).toEqual(serial.map((r) => renderHtml(JSON.parse(r))));
     expect(serial.map((r) => JSON.parse(r).strategy.params.notionalUsd)).toEqual([50, 100, 150, 200, 250]);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
   }, 180_000);

@@ -26,7 +26,7 @@ import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFiles, withParams } from '../strategy/index.ts';
-import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -95,6 +95,8 @@ export function registerBacktestCommand(program: Command): void {
         ? flags.params
         : [{}];
     const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
+    // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
+    prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { held: _held, ...common } = backtestInputs(flags, config, cache, logger);

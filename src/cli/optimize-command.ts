@@ -10,7 +10,7 @@ import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, intOption, loggerFor, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -79,7 +79,7 @@ export function registerOptimizeCommand(program: Command): void {
         batch: flags.batch,
         range: { from, to, indexes: settings.indexes, interval: settings.interval, cash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
       };
-      const dir = flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`);
+      const dir = prepareOutputDirectory(flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`), flags.out === undefined ? undefined : '--out');
       let resumed: number | undefined;
       const trials = await optimize({
         dir,

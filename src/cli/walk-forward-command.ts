@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -10,7 +10,7 @@ import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walk
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, researchInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -65,6 +65,8 @@ export function registerWalkForwardCommand(program: Command): void {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
       const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
       if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
+      const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
+      const dir = prepareOutputDirectory(flags.out ?? join('data', 'walk-forward', id), flags.out === undefined ? undefined : '--out');
       const r = await walkForward({
         windows,
         grid,
@@ -72,7 +74,6 @@ export function registerWalkForwardCommand(program: Command): void {
         run: sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger }),
         onWindow: (done, total) => logger.info({ done, total }, `walk-forward: window ${done}/${total}`),
       });
-      const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
       const out = {
         format: 'indexbot-walk-forward/1',
         id,
@@ -99,8 +100,6 @@ export function registerWalkForwardCommand(program: Command): void {
         outOfSample: r.outOfSample.metrics,
         equity: r.outOfSample.equity.map((p) => [p.t, p.value, p.exposure]),
       };
-      const dir = flags.out ?? join('data', 'walk-forward', id);
-      mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'walk-forward.json'), `${JSON.stringify(out, null, 1)}\n`);
       writeFileSync(
         join(dir, 'walk-forward.html'),

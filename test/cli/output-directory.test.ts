@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildCache } from '../helpers/backtest-cache.ts';
+
+const BIN = resolve('bin/indexbot.js');
+const STRATEGIES = resolve('strategies');
+
+/** One CLI process in `cwd`; its lines of our own (`indexbot: …`), apart from the JSON log. */
+function run(args: string[], cwd: string): Promise<{ status: number | null; ours: string[]; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args, '--strategies', STRATEGIES], { cwd, env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (status) => done({ status, stderr, ours: stderr.split('\n').filter((l) => l.startsWith('indexbot:')) }));
+  });
+}
+
+// Tests run as root, which writes anywhere: a path under a FILE cannot be made by anyone.
+let cache: string;
+let dir: string;
+let aFile: string;
+beforeAll(() => {
+  cache = buildCache();
+  dir = dirname(cache);
+  aFile = join(dir, 'a-file');
+  writeFileSync(aFile, '');
+  writeFileSync(join(dir, 'grid.json'), JSON.stringify({ holdHours: [12, 24] }));
+  writeFileSync(join(dir, 'space.json'), JSON.stringify({ holdHours: [6, 48] }));
+});
+
+describe('an output directory that cannot be made is one line, exit 78, before any replay', { timeout: 60_000 }, () => {
+  const bt = ['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x'];
+  it.each([
+    ['backtest', [...bt]],
+    ['a sweep', [...bt, '--params', '{"holdHours":12}', '--params', '{"holdHours":48}']],
+    ['walk-forward', ['walk-forward', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--grid', 'grid.json', '--train', '48h', '--test', '24h']],
+    ['optimize', ['optimize', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--space', 'space.json', '--trials', '2']],
+  ])('%s --out under a file names --out', async (_name, args) => {
+    const out = join(aFile, 'out');
+    const r = await run([...args, '--db', cache, '--out', out], dir);
+    expect(r.ours, r.stderr).toEqual([`indexbot: --out ${out}: cannot be created or written: a part of the path is a file, not a directory (ENOTDIR) [CONFIG_INVALID]`]);
+    expect(r.status).toBe(78);
+  });
+
+  it('backtest without --out, where ./data is a file, names the default directory', async () => {
+    writeFileSync(join(dir, 'data'), '');
+    const r = await run([...bt, '--db', cache], dir);
+    expect(r.ours, r.stderr).toEqual(['indexbot: output directory data/backtests: cannot be created or written: a part of the path is a file, not a directory (ENOTDIR) [CONFIG_INVALID]']);
+    expect(r.status).toBe(78);
+    expect(existsSync(join(dir, 'data', 'backtests'))).toBe(false);
+  });
+});

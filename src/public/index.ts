@@ -3,7 +3,7 @@
  * a strategy (and its unit tests) import it cheaply.
  */
 export { defineStrategy, isStrategy, type Strategy, type StrategyDefinition, type StrategyContext, type StrategyState, type MarketData, type Handler, type Handlers } from '../strategy/define.ts';
-export { type Broker, type Instrument, type OrderRequest, type OrderResult, type Fill, type Position, instrumentKey, parseInstrument } from '../strategy/broker.ts';
+export { type Broker, type Instrument, type OrderRequest, type OrderResult, type Fill, type Position, type RejectCode, type Rejection, instrumentKey, parseInstrument } from '../strategy/broker.ts';
 export {
   EVENT_TYPES,
   type IndexbotEvent,

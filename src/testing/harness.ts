@@ -6,7 +6,7 @@ import type { Clock } from '../core/index.ts';
 import { systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { SnapshotStore, storeSnapshotRows } from '../store/index.ts';
-import { type Fill, type MarketQueries, type PaperBrokerOptions, type Strategy, StrategyRuntime, withParams } from '../strategy/index.ts';
+import { type Fill, type MarketQueries, type PaperBrokerOptions, type Rejection, type Strategy, StrategyRuntime, withParams } from '../strategy/index.ts';
 
 export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
   strategy: Strategy<S>;
@@ -44,6 +44,8 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
 export interface StrategyRunResult {
   /** Paper fills in order, each with the id of the event whose handler made it. */
   fills: (Fill & { eventId: string })[];
+  /** Orders the paper broker refused (no price, not enough cash or position), each with the id of the event whose handler placed it. */
+  rejections: (Rejection & { eventId: string })[];
   /** The strategy's committed state after the last event. */
   state: Record<string, unknown>;
   alerts: { message: string; data: unknown }[];
@@ -83,6 +85,7 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
     for (const [key, value] of Object.entries(o.state ?? {})) store.strategies.setState(o.strategy.name, key, JSON.stringify(value));
     const fills: StrategyRunResult['fills'] = [];
     const alerts: StrategyRunResult['alerts'] = [];
+    const rejections: StrategyRunResult['rejections'] = [];
     const runtime = new StrategyRuntime({
       store,
       market,
@@ -93,6 +96,7 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
       maxAttempts: o.maxAttempts ?? 1,
       timeoutMs: o.timeoutMs,
       onFill: (_s, fill, eventId) => fills.push({ ...fill, eventId }),
+      onReject: (_s, rejection, eventId) => rejections.push({ ...rejection, eventId }),
       onAlert: (_s, message, data) => alerts.push({ message, data }),
     });
     for (const event of o.events) {
@@ -104,6 +108,7 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
     const book = runtime.book(o.strategy.name)!;
     return {
       fills,
+      rejections,
       state: Object.fromEntries(store.strategies.stateEntries(o.strategy.name)),
       alerts,
       parked: store.strategies.parked(o.strategy.name).map((p) => ({ eventId: p.eventId, error: p.error })),

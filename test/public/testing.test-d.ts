@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { Fill, RebalanceAnnounced } from 'indexbot';
+import type { Fill, RebalanceAnnounced, Rejection } from 'indexbot';
 import type { Composition } from 'indexbot/client';
 import { ManualClock, type StrategyRunOptions, type StrategyRunResult, rebalanceAnnounced, runStrategy, testEvent } from 'indexbot/testing';
 
@@ -11,6 +11,7 @@ describe('indexbot/testing', () => {
     testEvent('performance.updated', { rebalanceId: 'x' });
     expectTypeOf(runStrategy).returns.resolves.toEqualTypeOf<StrategyRunResult>();
     expectTypeOf<StrategyRunResult['fills'][number]>().toMatchTypeOf<Fill>();
+    expectTypeOf<StrategyRunResult['rejections'][number]>().toMatchTypeOf<Rejection & { eventId: string }>();
     expectTypeOf<StrategyRunResult['parked'][number]>().toEqualTypeOf<{ eventId: string; error: string }>();
     expectTypeOf(new ManualClock().now()).toEqualTypeOf<number>();
     // The cache takes the client's own record types, as the API returns them.

@@ -30,6 +30,17 @@ describe('runStrategy (indexbot/testing)', () => {
     expect(result.state).toEqual({});
   });
 
+  it("the template waits for a token's first price without placing orders the broker refuses, and the result lists refusals", async () => {
+    const at = (h: number) => Date.UTC(2026, 0, 1, h);
+    const events = [rebalanceAnnounced({ rebalanceId: 'rb_1', changes, at: at(0), effectiveAt: at(24) }), ...[1, 2, 3].map((h) => performanceUpdated({ nav: 1, at: at(h) }))];
+    const waiting = await runStrategy({ strategy: followRebalance, params: { maxTokens: 1 }, events, prices: (address, t) => (address === 'TokenA' && t >= at(3) ? 2 : undefined) });
+    expect(waiting.fills.map((f) => [f.instrument, f.at])).toEqual([['token:TokenA', at(3)]]);
+    expect(waiting.rejections).toEqual([]);
+    // A refusal is reported with the event whose handler placed the order.
+    const broke = await runStrategy({ strategy: followRebalance, params: { maxTokens: 1, notionalUsd: 1e6 }, events: events.slice(0, 1), prices: { TokenA: 2 } });
+    expect(broke.rejections.map((r) => [r.code, r.instrument, r.eventId])).toEqual([['insufficient_cash', 'token:TokenA', expect.stringContaining('rebalance.announced')]]);
+  });
+
   it('returns committed state, alerts, and parked events with their errors', async () => {
     const strategy = defineStrategy({
       name: 'counter',

@@ -21,16 +21,19 @@ interface Plan {
 
 type Ctx = StrategyContext<z.output<typeof params>>;
 
-/** Buys what the plans still want; a token without a price yet is tried again on the next event. */
+/** Buys what the plans still want; a token without a price yet waits for the next event (no order the broker would refuse). */
 async function buyPending(ctx: Ctx): Promise<void> {
   for (const key of ctx.state.keys().filter((k) => k.startsWith('plan:'))) {
     const plan = ctx.state.get<Plan>(key)!;
     if (plan.toBuy.length === 0) continue;
     const stillToBuy: Plan['toBuy'] = [];
     for (const token of ctx.clock.now() < plan.effectiveAt ? plan.toBuy : []) {
+      if (ctx.data.tokenPrice(token.address) === undefined) {
+        stillToBuy.push(token);
+        continue;
+      }
       const result = await ctx.broker.buy({ instrument: { kind: 'token', ...token }, notionalUsd: ctx.params.notionalUsd });
       if (result.status === 'filled') plan.bought[token.address] = result.fill.quantity;
-      else if (result.code === 'no_price') stillToBuy.push(token);
       else ctx.log.info({ token: token.symbol, reason: result.reason }, 'buy rejected');
     }
     ctx.state.set(key, { ...plan, toBuy: stillToBuy });

@@ -30,5 +30,7 @@ describe('follow-rebalance', () => {
       prices: (_address, at) => (at < start + 3_600_000 ? undefined : 2),
     });
     expect(result.fills.map((f) => [f.side, f.instrument, f.at])).toEqual([['buy', 'token:TokenA', start + 3_600_000]]);
+    // Waiting for a price places no order the broker would refuse.
+    expect(result.rejections).toEqual([]);
   });
 });

@@ -15,8 +15,10 @@ export function registerRunCommand(program: Command): void {
       const config = loadConfig(flags, process.env, { server: flags.role !== 'strategies' });
       const logger = loggerFor(config);
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);
+      // Listening before the start: a signal while it runs stops the bot once started, with its lock released, rather than killing it mid-start.
+      const stopAsked = untilSignal();
       const daemon = await startRole(config, flags, { logger, watch: flags.watch === true });
-      const signal = await untilSignal();
+      const signal = await stopAsked;
       logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');
       await daemon.stop();
     });

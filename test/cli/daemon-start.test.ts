@@ -1,11 +1,13 @@
+import { readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/cli/daemon.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { UsageError } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { lockIsFree, runCli, sandboxConfig } from '../helpers/daemon.ts';
+import { lockIsFree, runCli, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
@@ -69,6 +71,22 @@ describe('startDaemon', () => {
     } finally {
       taken.close();
     }
+    expect(lockIsFree(db)).toBe(true);
+  });
+
+  it('indexbot run: a SIGTERM while it starts stops it once started: exit 0, the lock released', { timeout: 30_000 }, async () => {
+    const db = tempDbPath();
+    // The barrier strategy holds the start while it loads, until `go` is written: the signal lands mid-start.
+    const barrier = dirname(db);
+    const file = sandboxConfig(sb, db, { indexes: ['sindex'], strategies: { dir: 'test/fixtures/strategies/barrier' } });
+    const daemon = spawnDaemon(['--config', file], { INDEXBOT_API_KEY: sb.keys.premium, INDEXBOT_TEST_BARRIER_DIR: barrier });
+    await waitFor('the start to reach the barrier', () => readdirSync(barrier).some((f) => f.endsWith('.ready')), 20_000, 20);
+    daemon.child.kill('SIGTERM');
+    writeFileSync(join(barrier, 'go'), '');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const output = daemon.output();
+    expect(output.indexOf('indexbot running')).toBeGreaterThan(0);
+    expect(output.indexOf('indexbot stopped')).toBeGreaterThan(output.indexOf('indexbot running'));
     expect(lockIsFree(db)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { valueAsOf } from './metrics.ts';
 import { type BacktestReport, labelOf } from './report.ts';
-import { fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
+import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -43,7 +43,7 @@ export function chartData(report: BacktestReport) {
   const markers = report.fills.list.map((f) => {
     const t = Date.parse(f.at!);
     const pnl = f.realisedPnl === null ? '' : `, realised ${usd(f.realisedPnl)} USD after ${hours(f.holdingHours)}`;
-    return { t: t / 1000, y: onLine(t), side: f.side, text: `${f.at!.slice(0, 16)} ${f.side} ${fixed(f.quantity, 6)} ${labelOf(report, f.instrument)} at ${fixed(f.price, 6)}${pnl}` };
+    return { t: t / 1000, y: onLine(t), side: f.side, text: `${f.at!.slice(0, 16)} ${f.side} ${amount(f.quantity)} ${labelOf(report, f.instrument)} at ${amount(f.price)}${pnl}` };
   });
   return {
     x,
@@ -91,15 +91,15 @@ export function renderHtml(report: BacktestReport): string {
     f.at!.slice(0, 16).replace('T', ' '),
     labelOf(report, f.instrument),
     f.side,
-    fixed(f.quantity, 6),
-    fixed(f.price, 6),
+    amount(f.quantity),
+    amount(f.price),
     usd(f.feeUsd),
     usd(f.realisedPnl),
     hours(f.holdingHours),
   ]);
   const instruments = report.instruments.map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
   const rejections = report.rejections.byReason.map((r) => [r.code, String(r.count), r.instruments.map((i) => labelOf(report, i)).join(', '), r.example]);
-  const open = report.openPositions.map((p) => [labelOf(report, p.instrument), fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
+  const open = report.openPositions.map((p) => [labelOf(report, p.instrument), amount(p.quantity), amount(p.price), usd(p.valueUsd), usd(p.unrealisedPnl)]);
   const dd = report.drawdowns.map((d) => [d.start!.slice(0, 10), d.trough!.slice(0, 10), d.recovery?.slice(0, 10) ?? 'not yet', pct(d.depth), `${fixed(d.days, 1)} d`]);
   const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId}: ${g.from} .. ${g.to}`));
   return `<!doctype html>

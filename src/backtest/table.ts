@@ -3,6 +3,8 @@ import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 type Num = number | null | undefined;
 export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
 export const fixed = (x: Num, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+/** A quantity or a price: six significant digits, never an exponent (a token may trade at 0.00000001 USD, a position hold 11 million units). */
+export const amount = (x: Num) => (x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }));
 export const usd = (x: Num) => (x === null || x === undefined ? '—' : `${x < 0 ? '-' : ''}${Math.abs(x).toFixed(2)}`);
 const days = (ms: Num) => (ms === null || ms === undefined ? '—' : `${(ms / 86_400_000).toFixed(1)} d`);
 export const hours = (h: Num) => (h === null || h === undefined ? '—' : h >= 48 ? `${(h / 24).toFixed(1)} d` : `${h.toFixed(1)} h`);
@@ -88,7 +90,7 @@ export function renderTable(report: BacktestReport): string {
     lines.push('', `Trades: ${report.fills.count} fills, ${sales.length} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
     const tail = report.fills.list
       .slice(-LIST_LIMIT)
-      .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, fixed(f.quantity, 6), fixed(f.price, 6), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
+      .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, amount(f.quantity), amount(f.price), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
   }
   lines.push('', `Rejected orders: ${report.rejections.count}`);
@@ -97,7 +99,7 @@ export function renderTable(report: BacktestReport): string {
   }
   lines.push('', `Open positions at the end: ${report.openPositions.length}`);
   if (report.openPositions.length > 0) {
-    const open = report.openPositions.slice(0, LIST_LIMIT).map((p) => [labelOf(report, p.instrument), fixed(p.quantity, 6), fixed(p.price, 6), usd(p.valueUsd), usd(p.unrealisedPnl)]);
+    const open = report.openPositions.slice(0, LIST_LIMIT).map((p) => [labelOf(report, p.instrument), amount(p.quantity), amount(p.price), usd(p.valueUsd), usd(p.unrealisedPnl)]);
     lines.push(formatTable([['instrument', 'quantity', 'last price', 'value', 'unrealised'], ...open]), ...more(report.openPositions.length));
   }
   if (report.monthlyReturns.length > 0) {

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { fixed, formatTable } from '../backtest/index.ts';
+import { amount, formatTable } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { checkLookahead } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -70,7 +70,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
           d.decision.side,
           d.decision.instrument,
           d.decision.outcome,
-          d.decision.quantity === null ? '—' : fixed(d.decision.quantity, 6),
+          amount(d.decision.quantity),
           d.seenIn,
         ]);
         lines.push(formatTable([['cut at', 'decided at', 'event', 'side', 'instrument', 'outcome', 'quantity', 'made by'], ...rows]));

@@ -22,6 +22,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
   function clear(n) { while (n.firstChild) n.removeChild(n.firstChild); }
   function money(x) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(2); }
+  // Quantities and prices as the backtest report shows them: six significant digits, no exponent.
+  function amount(x) { return Number(x).toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }); }
   function ago(s) { return s === null || s === undefined ? 'never' : s < 120 ? s + ' s ago' : s < 7200 ? Math.round(s / 60) + ' min ago' : Math.round(s / 3600) + ' h ago'; }
   function time(t) { return new Date(t).toISOString().replace('T', ' ').slice(0, 19); }
   function headers(extra) {
@@ -136,10 +138,10 @@ export const DASHBOARD_SCRIPT = String.raw`
       button.textContent = s.paused ? 'Resume' : 'Pause';
       var positions = card.querySelector('.positions');
       clear(positions);
-      positions.appendChild(table(['position', 'quantity', 'cost', 'value'], s.positions.map(function (p) { return [p.label, Number(p.quantity).toPrecision(6), money(p.costUsd), money(p.valueUsd)]; })));
+      positions.appendChild(table(['position', 'quantity', 'cost', 'value'], s.positions.map(function (p) { return [p.label, amount(p.quantity), money(p.costUsd), money(p.valueUsd)]; })));
       var fills = card.querySelector('.fills');
       clear(fills);
-      fills.appendChild(table(['fill', 'side', 'quantity', 'price', 'at'], s.recentFills.map(function (f) { return [f.label, f.side, Number(f.quantity).toPrecision(6), Number(f.price).toPrecision(6), time(f.at)]; })));
+      fills.appendChild(table(['fill', 'side', 'quantity', 'price', 'at'], s.recentFills.map(function (f) { return [f.label, f.side, amount(f.quantity), amount(f.price), time(f.at)]; })));
       drawEquity(s.strategy, card.querySelector('.chart')).catch(report);
     });
   }
@@ -163,7 +165,7 @@ export const DASHBOARD_SCRIPT = String.raw`
 
   function feedLine(kind, data) {
     var li = el('li', kind);
-    if (kind === 'fill') li.textContent = time(data.at) + '  ' + data.strategy + ': ' + data.side + ' ' + Number(data.quantity).toPrecision(6) + ' ' + (data.label || data.instrument) + ' at ' + Number(data.price).toPrecision(6);
+    if (kind === 'fill') li.textContent = time(data.at) + '  ' + data.strategy + ': ' + data.side + ' ' + amount(data.quantity) + ' ' + (data.label || data.instrument) + ' at ' + amount(data.price);
     else li.textContent = time(data.detectedAt) + '  #' + data.seq + ' ' + data.type + ' ' + data.indexId + (data.payload && data.payload.rebalanceId ? ' ' + data.payload.rebalanceId : '');
     var feed = $('feed');
     feed.insertBefore(li, feed.firstChild);

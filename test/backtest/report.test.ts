@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildReport, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
+import { amount, buildReport, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -33,12 +33,18 @@ describe('report: refused orders, open positions, a short window', () => {
     // Instruments read as their symbols; report.json keeps the keys, with the labels beside them.
     expect(r.labels[`token:${A}`]).toBe('AAA');
     expect(Object.keys(r.labels).sort()).toEqual([...new Set(r.rejections.list.map((x) => x.instrument).concat(`token:${A}`))].sort());
-    expect(table).toMatch(/\nOpen positions at the end: 1\ninstrument +quantity +last price +value +unrealised\nAAA +10\.000000 +20\.000000 +200\.00 +100\.00\n/);
+    expect(table).toMatch(/\nOpen positions at the end: 1\ninstrument +quantity +last price +value +unrealised\nAAA +10 +20 +200\.00 +100\.00\n/);
 
     const html = renderHtml(r);
     expect(html).toContain('<h2>Rejected orders: 3</h2>');
     expect(html.match(/<table class="rejections">.*?<\/table>/s)![0].match(/<tr>/g)).toHaveLength(4);
     expect(html).toContain('<h2>Open positions at the end: 1</h2>');
+  });
+
+  it('shows quantities and prices to six significant digits, never rounded to zero or in exponent form', () => {
+    // A price of a few hundred-thousandths of a dollar is common for a token; six decimals kept 0.000023.
+    expect([0.0000226677123, 1e-8, 11_028_912.7, 10, -3.5].map(amount)).toEqual(['0.0000226677', '0.00000001', '11028900', '10', '-3.5']);
+    expect(amount(null)).toBe('—');
   });
 
   it('marks CAGR and Sharpe of a window under 90 days, once in the table and beside both on the page; states the conventions once', async () => {

@@ -2,25 +2,22 @@ import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
 import type { EventLog } from '../strategy/index.ts';
 
 /**
- * The backtest's event log: in memory, ids unique as in the live table, one cursor per
- * consumer. Delivered events are dropped, so a long run holds only what is pending.
+ * The backtest's event log: in memory, one cursor per consumer. Delivered events are
+ * dropped, so a long run holds only what is pending. Ids are unique without a set of every
+ * id seen (which grew with the history): the live log drops a rebalance seen twice, by the
+ * feed and in a composition, but a replay takes completions from the feed alone (see
+ * ReplayMarket), the cache holds each status of a record once (its primary key) and the
+ * replay reads each once, in time order; every other id carries its observation time.
  */
 export class MemoryEventLog implements EventLog {
   private pending: IndexbotEvent[] = [];
   /** Seq of the event before `pending[0]`. */
   private base = 0;
-  private readonly ids = new Set<string>();
   private readonly cursors = new Map<string, number>();
   private readonly byType: Record<string, number> = {};
 
   append(events: readonly NewEvent[]): void {
     for (const e of events) {
-      // Only a rebalance can be seen twice (the feed and the composition name it alike); the
-      // other ids carry their observation time, which only moves forward in a replay.
-      if (e.type.startsWith('rebalance.')) {
-        if (this.ids.has(e.id)) continue;
-        this.ids.add(e.id);
-      }
       // The detector's objects are ours alone: numbered in place, not copied.
       (e as IndexbotEvent).seq = this.base + this.pending.length + 1;
       // Read-only from here (the payload was frozen where it was made): the runtime trusts a frozen event.

@@ -39,7 +39,7 @@ const NO_RETURNS = Object.freeze({});
  *
  * Compared with `detectComposition`, one rule is left out on purpose: a completed rebalance
  * seen in a composition. In a replay the feed's status change always comes first and names
- * the same event, which the log would drop as a duplicate.
+ * the same event: a duplicate.
  */
 export class ReplayMarket implements MarketQueries {
   private readonly indexes = new Map<string, IndexState>();

@@ -5,6 +5,7 @@ import { AlertDispatcher } from '../alerts/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
+import { redactRedisUrl, refusedCredentials } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
 import { type DaemonOptions, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
 
@@ -38,8 +39,12 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
       throw new UsageError('--events: only a collector or a strategies runner uses the event stream; add --role collector or --role strategies (the default, --role all, is one process)');
     return startDaemon(config, options);
   }
-  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', env, 'the event stream');
+  const eventsSource = flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events';
+  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, eventsSource, env, 'the event stream');
   if (!eventsUrl) throw new ConfigError(`--role ${role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
+  // Before anything is opened: the stream's loops would retry a refused password for ever.
+  const refusal = await refusedCredentials(eventsUrl);
+  if (refusal !== undefined) throw new ConfigError(`${eventsSource} ${redactRedisUrl(eventsUrl)}: the event stream's Redis refused the credentials (${refusal})`);
   const { logger } = options;
   if (role === 'collector') {
     let publisher: StreamPublisher | undefined;

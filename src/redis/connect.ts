@@ -92,3 +92,36 @@ export function redactRedisUrl(url: string): string {
     return 'an unparsable Redis URL';
   }
 }
+
+/**
+ * The server's refusal of a connection's credentials (a wrong password, none where one is
+ * required, a disabled user), as Redis words it; undefined for any other failure. Redis never
+ * echoes the password, so the text may be shown.
+ */
+export function credentialsRefusal(e: unknown): string | undefined {
+  const message = e instanceof Error ? e.message : '';
+  return /^(WRONGPASS|NOAUTH)\b|^ERR (invalid password|AUTH\b)/.test(message) ? message : undefined;
+}
+
+/**
+ * Connects once to `url` and tells whether the server refuses its credentials (Redis's words),
+ * or undefined when it accepts them or cannot be reached within `timeoutMs` (reaching it is then
+ * the caller's retries' business): a wrong password is a setting to fix, not an outage to wait out.
+ */
+export async function refusedCredentials(url: string, timeoutMs = 3_000): Promise<string | undefined> {
+  const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
+  let refusal: string | undefined;
+  redis.on('error', (e) => {
+    refusal ??= credentialsRefusal(e);
+  });
+  try {
+    await redis.connect();
+    // A cluster connects before its nodes answer: a command shows whether they accept us.
+    await redis.ping();
+  } catch (e) {
+    refusal ??= credentialsRefusal(e);
+  } finally {
+    redis.disconnect();
+  }
+  return refusal;
+}

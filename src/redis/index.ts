@@ -1,1 +1,1 @@
-export { type ConnectionOptions, type RedisConnection, connectRedis, redisUrlProblem, parseClusterUrl, redactRedisUrl } from './connect.ts';
+export { type ConnectionOptions, type RedisConnection, connectRedis, credentialsRefusal, redisUrlProblem, parseClusterUrl, redactRedisUrl, refusedCredentials } from './connect.ts';

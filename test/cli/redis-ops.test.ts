@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { caught } from '../helpers/caught.ts';
-import { runCli, writeConfig } from '../helpers/daemon.ts';
+import { lockIsFree, runCli, writeConfig } from '../helpers/daemon.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { type TestRedis, freePort, startRedis } from '../helpers/redis.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -82,4 +82,37 @@ describe('Redis in config and doctor', () => {
     expect(out.stdout).toContain('shared budget (Redis): limit 10  burst 10  tokens 3.5; 2 processes in the last minute: box-a:101:aa, box-b:202:bb');
     expect(out.stdout).toContain('shared budget: Redis unreachable, pacing to 1/3 of it locally');
   }, 60_000);
+});
+
+describe('a Redis that refuses the password', () => {
+  let guarded: TestRedis;
+  beforeAll(async () => {
+    guarded = await startRedis(['--requirepass', 'right-pw-42']);
+  });
+  afterAll(async () => {
+    await guarded?.stop();
+  });
+
+  it('doctor says authentication failed, in Redis words, not "not reachable"', async () => {
+    const refused = await checkRedis(`redis://:n0t-Th1s@127.0.0.1:${guarded.port}`, 2_000);
+    expect(refused.ok).toBe(false);
+    expect(refused.detail).toBe(`redis://:***@127.0.0.1:${guarded.port}: authentication failed (WRONGPASS invalid username-password pair or user is disabled.)`);
+    expect((await checkRedis(`redis://:right-pw-42@127.0.0.1:${guarded.port}`, 2_000)).ok).toBe(true);
+  });
+
+  it.each([
+    ['a runner, --events', ['--role', 'strategies', '--events', 'URL'], {}, '--events'],
+    ['a collector, INDEXBOT_EVENTS_URL', ['--role', 'collector', '--base-url', 'http://127.0.0.1:9/v1'], { INDEXBOT_EVENTS_URL: 'URL' }, 'INDEXBOT_EVENTS_URL'],
+  ])('%s: stops at start with one line naming where the URL came from, exit 78, the password never shown, the lock free', { timeout: 30_000 }, async (_name, args, env, source) => {
+    const url = `redis://:n0t-Th1s@127.0.0.1:${guarded.port}`;
+    const db = tempDbPath();
+    const withUrl = (v: string) => (v === 'URL' ? url : v);
+    const r = await runCli(['run', '--db', db, ...args.map(withUrl)], Object.fromEntries(Object.entries(env).map(([k, v]) => [k, withUrl(v)])));
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `indexbot: ${source} redis://:***@127.0.0.1:${guarded.port}: the event stream's Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.) [CONFIG_INVALID]`,
+    ]);
+    expect(r.status).toBe(78);
+    expect(r.stdout + r.stderr).not.toContain('n0t-Th1s');
+    expect(lockIsFree(db)).toBe(true);
+  });
 });

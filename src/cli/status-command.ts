@@ -6,6 +6,7 @@ import { StoreError, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
@@ -20,8 +21,17 @@ export function collectStatus(store: SnapshotStore, now: number) {
   const runtime = store.runtime<{ gates: RateGateState[]; schedule: { job: string; intervalMs: number; nextDueAt: number; failures: number }[]; pid: number }>('gates');
   const budget = store.runtime<BudgetPlan>('budget');
   const lastSuccess = Math.max(0, ...store.jobStates().map((j) => j.lastSuccessAt ?? 0));
+  // A runner (--role strategies) polls nothing: its heartbeat is its last answered read of the event stream.
+  const streamRead = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
+  const ageS = (at: number) => Math.round((now - at) / 1000);
   return {
-    heartbeat: lastSuccess > 0 ? { lastSuccessfulPollAt: new Date(lastSuccess).toISOString(), ageS: Math.round((now - lastSuccess) / 1000) } : null,
+    heartbeat:
+      lastSuccess > 0
+        ? { lastSuccessfulPollAt: new Date(lastSuccess).toISOString(), ageS: ageS(lastSuccess) }
+        : streamRead
+          ? { lastStreamReadAt: new Date(streamRead.updatedAt).toISOString(), ageS: ageS(streamRead.updatedAt) }
+          : null,
+    eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt) } : null,
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
@@ -87,11 +97,10 @@ export function registerStatusCommand(program: Command): void {
       try {
         const status = collectStatus(store, Date.now());
         if (flags.check) {
-          const age = status.heartbeat?.ageS;
-          const fresh = age !== undefined && age <= flags.maxAgeS;
-          process.stdout.write(
-            fresh ? `ok: last successful poll ${age}s ago\n` : `stale: ${age === undefined ? 'no successful poll yet' : `last successful poll ${age}s ago`} (limit ${flags.maxAgeS}s)\n`,
-          );
+          const beat = status.heartbeat;
+          const fresh = beat !== null && beat.ageS <= flags.maxAgeS;
+          const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
+          process.stdout.write(fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
           process.exitCode = fresh ? 0 : 1;
         } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         else process.stdout.write(render(status));
@@ -112,7 +121,9 @@ function tryConfigDb(flags: ConfigFlags): string | undefined {
 const age = (s: number | null) => (s === null ? 'never' : s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`);
 
 function render(s: ReturnType<typeof collectStatus>): string {
-  const beat = s.heartbeat ? `heartbeat: last successful poll ${age(s.heartbeat.ageS)}` : 'heartbeat: no successful poll yet';
+  const beat = s.heartbeat
+    ? `heartbeat: ${'lastStreamReadAt' in s.heartbeat ? 'last event-stream read' : 'last successful poll'} ${age(s.heartbeat.ageS)}`
+    : 'heartbeat: no successful poll nor event-stream read yet';
   const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, beat, ''];
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
@@ -121,6 +132,10 @@ function render(s: ReturnType<typeof collectStatus>): string {
     lines.push(
       `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}${span}  rebalances ${i.rebalances}`,
     );
+  }
+  if (s.eventStream) {
+    const e = s.eventStream;
+    lines.push('', 'Event stream (a runner)', `  ${e.stream}  group ${e.group}  lag ${e.lag ?? '?'}  pending ${e.pending ?? '?'}  last read ${age(e.lastReadAgeS)}`);
   }
   lines.push('', 'Poll jobs');
   for (const j of s.jobs) {
@@ -155,7 +170,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
     lines.push('', `Budget: ${s.budget.plannedPerMin.toFixed(1)} req/min planned of ${s.budget.budgetPerMin.toFixed(1)} (asked ${s.budget.requestedPerMin.toFixed(1)})`);
     for (const st of s.budget.stretched) lines.push(`  stretched ${st.name}: ${st.fromMs / 1000}s -> ${st.toMs / 1000}s`);
   }
-  lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
+  // A runner has no client, hence no gates: no empty heading.
+  if (s.rateGates.length > 0 || s.reportedAt) lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
   for (const g of s.rateGates) {
     lines.push(
       `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  burst ${g.burst}  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,

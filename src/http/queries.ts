@@ -18,7 +18,8 @@ export interface StatusReport {
     positions: { label: string; instrument: string; quantity: number; costUsd: number; valueUsd: number | null }[];
   }[];
   alerts: { sink: string; pending: number; delivered: number; givenUp: number; oldestPendingAt: number | null; lastError: string | null }[];
-  heartbeat: { lastSuccessfulPollAt: string; ageS: number } | null;
+  /** A runner's (--role strategies) is its last answered read of the event stream. */
+  heartbeat: (({ lastSuccessfulPollAt: string } | { lastStreamReadAt: string }) & { ageS: number }) | null;
 }
 
 const MAX_PAGE = 500;

@@ -26,6 +26,19 @@ export interface StreamConsumerOptions {
 
 type Entries = [id: string, fields: string[] | null][];
 
+const HEARTBEAT_MS = 5_000;
+
+/** Where a runner's store keeps its last answered read of the event stream (`status` reads it). */
+export const STREAM_HEARTBEAT = 'eventStreamRead';
+
+/** A runner's last answered read: its group's lag (entries not yet delivered to it; Redis 7+) and pending (delivered, not acknowledged). */
+export interface StreamHeartbeat {
+  stream: string;
+  group: string;
+  lag: number | null;
+  pending: number | null;
+}
+
 /**
  * Feeds a runner's local event log from the collector's stream, through a consumer group of its
  * own. An entry is acknowledged only after the transaction that stored its event committed,
@@ -79,6 +92,7 @@ export class StreamConsumer {
         // First what this runner was given and never acknowledged (it was killed), then new entries.
         const got = await this.read(pendingDone ? '>' : '0');
         if (got === 0) pendingDone = true;
+        await this.beat();
         if (this.failing) this.logger.info({ stream: this.stream, group: this.o.group }, 'event stream reachable again');
         this.failing = false;
         backoffMs = 0;
@@ -96,6 +110,22 @@ export class StreamConsumer {
   }
 
   private groupReady = false;
+  private lastBeatAt = 0;
+
+  /**
+   * The runner's heartbeat, what `status --check` and /readyz read: a read answered (entries or
+   * none, after `blockMs`), with the group's lag, recorded at most every 5 s.
+   */
+  private async beat(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastBeatAt < HEARTBEAT_MS) return;
+    this.lastBeatAt = now;
+    const groups = (await this.redis.xinfo('GROUPS', this.stream).catch(() => [])) as (string | number | null)[][];
+    const fields = groups.map((g) => Object.fromEntries(pairs(g))).find((g) => g.name === this.o.group);
+    const count = (v: unknown) => (typeof v === 'number' ? v : null);
+    const beat: StreamHeartbeat = { stream: this.stream, group: this.o.group, lag: count(fields?.lag), pending: count(fields?.pending) };
+    this.o.store.setRuntime(STREAM_HEARTBEAT, beat, now);
+  }
 
   private async ensureGroup(): Promise<void> {
     if (this.groupReady) return;
@@ -203,4 +233,9 @@ function toEntry(fields: string[]): { event?: NewEvent; snapshot?: PublishedSnap
   } catch {
     return undefined;
   }
+}
+
+/** [k1, v1, k2, v2, …] as [k, v] pairs. */
+function pairs<T>(flat: T[]): [T, T][] {
+  return Array.from({ length: Math.floor(flat.length / 2) }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]);
 }

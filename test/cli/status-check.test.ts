@@ -37,7 +37,7 @@ describe('indexbot status --check', () => {
     SnapshotStore.open(db).close();
     const res = check(db, 300);
     expect(res.status).toBe(1);
-    expect(res.stdout).toContain('stale: no successful poll yet');
+    expect(res.stdout).toContain('stale: no successful poll nor event-stream read yet');
   });
 });
 

@@ -7,7 +7,8 @@ import type { NewEvent } from '../../src/detect/index.ts';
 import { ingest } from '../../src/poller/index.ts';
 import { MIGRATIONS, SnapshotStore } from '../../src/store/index.ts';
 import { StreamConsumer, StreamPublisher } from '../../src/stream/index.ts';
-import { waitFor } from '../helpers/daemon.ts';
+import { collectStatus } from '../../src/cli/status-command.ts';
+import { runCli, waitFor } from '../helpers/daemon.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -204,6 +205,34 @@ describe('market data on the event stream (real redis-server)', () => {
       await publisher.stop();
       collector.close();
       runner.close();
+    }
+  });
+});
+
+describe('a runner can be watched', () => {
+  it('its answered reads are its heartbeat: status shows the stream, group and lag, and status --check passes while it reads', { timeout: 30_000 }, async () => {
+    const stream = 'test:heartbeat';
+    for (const n of [1, 2, 3]) await admin.xadd(stream, '*', 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    const consumer = new StreamConsumer({ store, redisUrl: redis.url, stream, group: 'watched', blockMs: 50 });
+    consumer.start();
+    try {
+      const beat = await waitFor('a heartbeat', () => collectStatus(store, Date.now()).eventStream ?? undefined, 10_000, 20);
+      // The first read answered is of what this runner was given before (none): the three entries are still to come.
+      expect(beat).toMatchObject({ stream, group: 'watched', lag: 3, pending: 0 });
+      expect(collectStatus(store, Date.now()).heartbeat).toMatchObject({ lastStreamReadAt: expect.any(String) });
+      // Stopped, so that no later heartbeat changes what the commands read; the last one stays fresh for minutes.
+      await consumer.stop();
+      const status = await runCli(['status', '--db', db]);
+      expect(status.stdout).toContain(`Event stream (a runner)\n  ${stream}  group watched  lag 3  pending 0  last read`);
+      expect(status.stdout).not.toContain('Rate gates');
+      const check = await runCli(['status', '--check', '--db', db]);
+      expect(check.stdout).toMatch(/^ok: last event-stream read \d+s ago\n$/);
+      expect(check.status).toBe(0);
+    } finally {
+      await consumer.stop();
+      store.close();
     }
   });
 });

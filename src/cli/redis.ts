@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import { RedisBudgets } from '../ratelimit/index.ts';
-import { connectRedis, credentialsRefusal, redactRedisUrl } from '../redis/index.ts';
+import { probeRedis, redactRedisUrl } from '../redis/index.ts';
 
 /**
  * The shared rate budget when the config names a Redis, else undefined. It waits a moment for
@@ -32,12 +32,8 @@ export interface RedisCheck {
  */
 export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisCheck> {
   const where = redactRedisUrl(url);
-  const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
-  // The refusal of a password comes as an error event; the connect() that follows only says the connection closed.
-  let refusal: string | undefined;
-  redis.on('error', (e) => {
-    refusal ??= credentialsRefusal(e);
-  });
+  const probe = probeRedis(url, timeoutMs);
+  const { redis } = probe;
   try {
     await redis.connect();
     const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
@@ -54,7 +50,8 @@ export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisC
     }
     return { ok: true, detail };
   } catch (e) {
-    refusal ??= credentialsRefusal(e);
+    probe.saw(e);
+    const refusal = probe.refusal();
     if (refusal !== undefined) return { ok: false, detail: `${where}: authentication failed (${refusal})` };
     return { ok: false, detail: `${where}: not reachable (${e instanceof Error ? e.message : String(e)})` };
   } finally {

@@ -109,19 +109,30 @@ export function credentialsRefusal(e: unknown): string | undefined {
  * the caller's retries' business): a wrong password is a setting to fix, not an outage to wait out.
  */
 export async function refusedCredentials(url: string, timeoutMs = 3_000): Promise<string | undefined> {
+  const probe = probeRedis(url, timeoutMs);
+  try {
+    await probe.redis.connect();
+    // A cluster connects before its nodes answer: a command shows whether they accept us.
+    await probe.redis.ping();
+  } catch (e) {
+    probe.saw(e);
+  } finally {
+    probe.redis.disconnect();
+  }
+  return probe.refusal();
+}
+
+/**
+ * A one-off connection for a check: no retries, no offline queue, `timeoutMs` for the connect
+ * and each command. The refusal of a password comes as an error event (the connect() that
+ * follows only says the connection closed): `refusal()` is the first seen there or given to `saw`.
+ */
+export function probeRedis(url: string, timeoutMs: number) {
   const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
   let refusal: string | undefined;
-  redis.on('error', (e) => {
+  const saw = (e: unknown) => {
     refusal ??= credentialsRefusal(e);
-  });
-  try {
-    await redis.connect();
-    // A cluster connects before its nodes answer: a command shows whether they accept us.
-    await redis.ping();
-  } catch (e) {
-    refusal ??= credentialsRefusal(e);
-  } finally {
-    redis.disconnect();
-  }
-  return refusal;
+  };
+  redis.on('error', saw);
+  return { redis, saw, refusal: () => refusal };
 }

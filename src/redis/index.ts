@@ -1,1 +1,1 @@
-export { type ConnectionOptions, type RedisConnection, connectRedis, credentialsRefusal, redisUrlProblem, parseClusterUrl, redactRedisUrl, refusedCredentials } from './connect.ts';
+export { type ConnectionOptions, type RedisConnection, connectRedis, credentialsRefusal, redisUrlProblem, parseClusterUrl, probeRedis, redactRedisUrl, refusedCredentials } from './connect.ts';

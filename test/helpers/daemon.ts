@@ -19,7 +19,8 @@ export function spawnDaemon(args: string[], env: Record<string, string>): Daemon
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': a process's last output may still be in the pipe when it has exited.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, output: () => out, exited };
 }
 
@@ -34,7 +35,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (status) => resolve({ status, stdout, stderr }));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 

@@ -37,7 +37,8 @@ export async function runWorkers(n: number, config: WorkerConfig, seconds: numbe
       child.once('exit', () => reject(new Error(`worker exited before it was ready: ${out} ${err}`)));
     });
     const done = new Promise<{ code: number | null; result: WorkerResult }>((resolve, reject) =>
-      child.on('exit', (code) => {
+      // 'close': the result line may still be in the pipe at 'exit'.
+      child.on('close', (code) => {
         try {
           resolve({ code, result: JSON.parse(out.trim().split('\n').pop()!) });
         } catch {

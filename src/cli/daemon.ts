@@ -5,7 +5,7 @@ import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
-import { RemoteFaces } from '../http/index.ts';
+import { type BotControl, RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
@@ -138,17 +138,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     };
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
     started.push(() => clearInterval(statusTimer));
-    const clock = options.strategyClock;
-    await faces.start({
-      store: openStore,
-      indexes,
-      status: () => collectStatus(openStore, Date.now()),
-      strategyBooks: () => strategyStatus(openStore),
-      gates: () => client.rateGates(),
-      marketNow: () => clock?.now() ?? Date.now(),
-      strategies: runtime,
-      sendTestAlert: () => sendTestAlert(config),
-    });
+    await faces.start(botControl(openStore, runtime, config, options, { indexes, gates: () => client.rateGates() }));
     const watcher = options.watch
       ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: logger.child({ component: 'watch' }), onReload: options.onReload })
       : undefined;
@@ -227,6 +217,26 @@ export function createClient(config: Config, store: SnapshotStore, logger: Logge
 function persistedGateSeeds(store: SnapshotStore): Map<string, RateGateSeed> {
   const reported = store.runtime<{ gates?: RateGateState[] }>('gates');
   return new Map((reported?.value.gates ?? []).map((g) => [g.name, { ...g, at: reported!.updatedAt }]));
+}
+
+/**
+ * What the HTTP face and Telegram commands read and steer. `indexes`: the ones polled; a runner
+ * passes a getter over those its store has heard of. `gates`: none for a runner (no client).
+ */
+export function botControl(store: SnapshotStore, runtime: StrategyRuntime, config: Config, options: DaemonOptions, parts: Pick<BotControl, 'indexes' | 'gates'>): BotControl {
+  const clock = options.strategyClock;
+  return {
+    store,
+    get indexes() {
+      return parts.indexes;
+    },
+    status: () => collectStatus(store, Date.now()),
+    strategyBooks: () => strategyStatus(store),
+    gates: parts.gates,
+    marketNow: () => clock?.now() ?? Date.now(),
+    strategies: runtime,
+    sendTestAlert: () => sendTestAlert(config),
+  };
 }
 
 async function sendTestAlert(config: Config): Promise<{ sink: string; ok: boolean; reason?: string }[]> {

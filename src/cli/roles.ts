@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { AlertDispatcher } from '../alerts/index.ts';
+import { RemoteFaces } from '../http/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { redactRedisUrl, refusedCredentials } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
-import { type DaemonOptions, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
+import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
 
 export const ROLES = ['all', 'collector', 'strategies'] as const;
 export type Role = (typeof ROLES)[number];
@@ -79,12 +80,25 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
   const strategies = await loadConfiguredStrategies(config, logger);
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
+  const faces = new RemoteFaces(config, logger);
   try {
     store = SnapshotStore.open(config.db);
     claimFromDemo(store);
     const openStore = store;
-    const alerts = new AlertDispatcher({ store: openStore, sinks: config.alerts.sinks, giveUpAfterMs: config.alerts.giveUpAfterMs, logger: logger.child({ component: 'alerts' }) });
-    const runtime = startStrategies(openStore, strategies, config, options, () => alerts.notify());
+    // The port is taken before the stream is read: one in use stops the start.
+    await faces.listen();
+    const alerts = new AlertDispatcher({
+      store: openStore,
+      sinks: config.alerts.sinks,
+      giveUpAfterMs: config.alerts.giveUpAfterMs,
+      logger: logger.child({ component: 'alerts' }),
+      onAttempt: (sink, outcome) => faces.onAlertAttempt(sink, outcome),
+    });
+    const onFill: DaemonOptions['onFill'] = (strategy, fill, label) => {
+      faces.onFill(strategy, fill, label);
+      options.onFill?.(strategy, fill, label);
+    };
+    const runtime = startStrategies(openStore, strategies, config, { ...options, onFill }, () => alerts.notify());
     alerts.start();
     const consumer = new StreamConsumer({
       store: openStore,
@@ -94,17 +108,28 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       onEvents: async (events) => {
         runtime.notify();
         alerts.notify();
+        faces.onEvents(events);
         options.onEvents?.(events);
         // The strategies see the data stored with an event, and none stored after it.
         await runtime.passed(events.at(-1)!.seq);
       },
     });
+    // No client: no rate gates; the indexes are those the stream has brought so far.
+    await faces.start(
+      botControl(openStore, runtime, config, options, {
+        gates: () => [],
+        get indexes() {
+          return openStore.indexCacheSummaries().map((i) => i.indexId);
+        },
+      }),
+    );
     consumer.start();
     const retention = config.retentionDays > 0 ? new RetentionJob({ store: openStore, days: config.retentionDays, logger: logger.child({ component: 'retention' }) }) : undefined;
     retention?.start();
     logger.info({ role: 'strategies', group, strategies: runtime.names, db: config.db }, 'indexbot running: strategies fed from the event stream');
     return {
       async stop() {
+        await faces.stop();
         await consumer.stop();
         await runtime.stop();
         await alerts.stop();
@@ -115,6 +140,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       },
     };
   } catch (e) {
+    await faces.stop().catch(() => undefined);
     store?.close();
     lock.release();
     throw e;

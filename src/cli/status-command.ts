@@ -6,7 +6,7 @@ import { StoreError, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
@@ -20,17 +20,17 @@ interface StatusFlags extends ConfigFlags {
 export function collectStatus(store: SnapshotStore, now: number) {
   const runtime = store.runtime<{ gates: RateGateState[]; schedule: { job: string; intervalMs: number; nextDueAt: number; failures: number }[]; pid: number }>('gates');
   const budget = store.runtime<BudgetPlan>('budget');
-  const lastSuccess = Math.max(0, ...store.jobStates().map((j) => j.lastSuccessAt ?? 0));
-  // A runner (--role strategies) polls nothing: its heartbeat is its last answered read of the event stream.
+  const beat = lastHeartbeat(store);
+  // A runner's (--role strategies) event stream: its group, lag and pending at its last read.
   const streamRead = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
   const ageS = (at: number) => Math.round((now - at) / 1000);
   return {
     heartbeat:
-      lastSuccess > 0
-        ? { lastSuccessfulPollAt: new Date(lastSuccess).toISOString(), ageS: ageS(lastSuccess) }
-        : streamRead
-          ? { lastStreamReadAt: new Date(streamRead.updatedAt).toISOString(), ageS: ageS(streamRead.updatedAt) }
-          : null,
+      beat === null
+        ? null
+        : beat.source === 'poll'
+          ? { lastSuccessfulPollAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) }
+          : { lastStreamReadAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) },
     eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt) } : null,
     db: store.path,
     schemaVersion: store.schemaVersion,

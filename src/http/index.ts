@@ -2,6 +2,7 @@ import type { RequestObserver } from '../api/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { type BotControl, HttpServer } from './server.ts';
@@ -87,6 +88,7 @@ export class RemoteFaces {
         outbox: oncePerScrape(() => control.store.outbox.summary()),
         dbPath: control.store.path,
         lastEventSeq: () => control.store.lastEventSeq(),
+        streamRead: () => control.store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT),
         now: Date.now,
       });
       this.server.serve(control);

@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RequestObserver } from '../api/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
+import type { StreamHeartbeat } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 
 /** What the gauges read at scrape time; every function is a cheap read of state the daemon holds. */
@@ -13,6 +14,8 @@ export interface MetricSources {
   outbox(): { sink: string; pending: number; oldestPendingAt: number | null }[];
   dbPath: string;
   lastEventSeq(): number;
+  /** A runner's last answered read of the event stream (none for a role that polls). */
+  streamRead(): { value: StreamHeartbeat; updatedAt: number } | undefined;
   now(): number;
 }
 
@@ -177,6 +180,16 @@ export class DaemonMetrics {
       const now = s.now();
       for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);
     });
+    // A runner's stream; one group per runner, so no label.
+    const stream = (name: string, help: string, value: (read: { value: StreamHeartbeat; updatedAt: number }, now: number) => number | null) =>
+      gauge(name, help, [], (g, s) => {
+        const read = s.streamRead();
+        const v = read && value(read, s.now());
+        if (v !== undefined && v !== null) g.set(v);
+      });
+    stream('indexbot_event_stream_lag', "Entries of the event stream not yet delivered to this runner's group, at its last read", (r) => r.value.lag);
+    stream('indexbot_event_stream_pending', "Entries delivered to this runner's group and not yet acknowledged, at its last read", (r) => r.value.pending);
+    stream('indexbot_event_stream_last_read_age_seconds', "Age of this runner's last answered read of the event stream", (r, now) => (now - r.updatedAt) / 1000);
     gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
     gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
       for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);

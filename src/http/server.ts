@@ -5,6 +5,7 @@ import { type Logger, StrategyError, listenFailure } from '../core/index.ts';
 import { EVENT_TYPES, type EventType } from '../detect/events.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
+import { lastHeartbeat } from '../stream/index.ts';
 import { bearerMatches, hostIsLoopback, isCrossSite } from './auth.ts';
 import { API_CSP, dashboardPage } from './dashboard.ts';
 import type { DaemonMetrics } from './metrics.ts';
@@ -182,8 +183,9 @@ export class HttpServer {
     return [
       get('/readyz', /^\/readyz$/, (_req, res) => {
         const now = Date.now();
-        const last = Math.max(0, ...c.store.jobStates().map((j) => j.lastSuccessAt ?? 0));
-        const ageS = last > 0 ? Math.round((now - last) / 1000) : null;
+        // A daemon's or collector's last successful poll; a runner's (which polls nothing) last answered read of the event stream.
+        const beat = lastHeartbeat(c.store);
+        const ageS = beat === null ? null : Math.round((now - beat.at) / 1000);
         let writable = true;
         try {
           c.store.setRuntime('readyz', { at: now }, now);
@@ -191,7 +193,8 @@ export class HttpServer {
           writable = false;
         }
         const fresh = ageS !== null && ageS <= this.o.config.readyMaxAgeS;
-        json(res, fresh && writable ? 200 : 503, { ready: fresh && writable, lastSuccessfulPollAgeS: ageS, maxAgeS: this.o.config.readyMaxAgeS, storeWritable: writable });
+        const age = beat?.source === 'stream' ? { lastStreamReadAgeS: ageS } : { lastSuccessfulPollAgeS: ageS };
+        json(res, fresh && writable ? 200 : 503, { ready: fresh && writable, ...age, maxAgeS: this.o.config.readyMaxAgeS, storeWritable: writable });
       }),
       get('/metrics', /^\/metrics$/, async (_req, res) => {
         const text = await this.o.metrics.render();

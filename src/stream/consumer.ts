@@ -4,6 +4,7 @@ import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
 import { type RedisConnection, connectRedis } from '../redis/index.ts';
 import { EVENT_STREAM, connected, streamConnectionOptions, waitOrWake } from './common.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat } from './heartbeat.ts';
 
 export interface StreamConsumerOptions {
   /** The runner's own store: the events go into its event log, which its strategies read. */
@@ -27,17 +28,6 @@ export interface StreamConsumerOptions {
 type Entries = [id: string, fields: string[] | null][];
 
 const HEARTBEAT_MS = 5_000;
-
-/** Where a runner's store keeps its last answered read of the event stream (`status` reads it). */
-export const STREAM_HEARTBEAT = 'eventStreamRead';
-
-/** A runner's last answered read: its group's lag (entries not yet delivered to it; Redis 7+) and pending (delivered, not acknowledged). */
-export interface StreamHeartbeat {
-  stream: string;
-  group: string;
-  lag: number | null;
-  pending: number | null;
-}
 
 /**
  * Feeds a runner's local event log from the collector's stream, through a consumer group of its

@@ -1,3 +1,4 @@
 export { EVENT_STREAM } from './common.ts';
 export { StreamPublisher, type StreamPublisherOptions } from './publisher.ts';
-export { STREAM_HEARTBEAT, StreamConsumer, type StreamConsumerOptions, type StreamHeartbeat } from './consumer.ts';
+export { StreamConsumer, type StreamConsumerOptions } from './consumer.ts';
+export { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from './heartbeat.ts';

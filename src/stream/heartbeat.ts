@@ -1,0 +1,24 @@
+import type { SnapshotStore } from '../store/index.ts';
+
+/** Where a runner's store keeps its last answered read of the event stream (`status` reads it). */
+export const STREAM_HEARTBEAT = 'eventStreamRead';
+
+/** A runner's last answered read: its group's lag (entries not yet delivered to it; Redis 7+) and pending (delivered, not acknowledged). */
+export interface StreamHeartbeat {
+  stream: string;
+  group: string;
+  lag: number | null;
+  pending: number | null;
+}
+
+/**
+ * When this database's bot last heard from its source, as `status --check` and /readyz judge
+ * it: its last successful poll (a daemon, a collector) or, for a runner, which polls nothing,
+ * its last answered read of the event stream.
+ */
+export function lastHeartbeat(store: SnapshotStore): { at: number; source: 'poll' | 'stream' } | null {
+  const lastPoll = Math.max(0, ...store.jobStates().map((j) => j.lastSuccessAt ?? 0));
+  if (lastPoll > 0) return { at: lastPoll, source: 'poll' };
+  const read = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
+  return read ? { at: read.updatedAt, source: 'stream' } : null;
+}

@@ -1,0 +1,84 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_STREAM } from '../../src/stream/index.ts';
+import { type DaemonProcess, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
+import { get } from '../helpers/http-daemon.ts';
+import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
+import { type TestRedis, startRedis } from '../helpers/redis.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
+
+let redis: TestRedis;
+let admin: Redis;
+let runner: DaemonProcess;
+let url: string;
+
+/** What a collector publishes: the event, by its seq. */
+const publish = (n: number, type = 'rebalance.announced') =>
+  admin.xadd(
+    EVENT_STREAM,
+    `${n}-0`,
+    'id',
+    `${type}:sindex:rb_${n}`,
+    'event',
+    JSON.stringify({ id: `${type}:sindex:rb_${n}`, seq: n, type, indexId: 'sindex', occurredAt: n, detectedAt: n, payload: { rebalanceId: `rb_${n}` } }),
+  );
+
+beforeAll(async () => {
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+  await publish(1);
+  await publish(2);
+  const db = tempDbPath();
+  // The runner talks to no API server: an address where nothing listens.
+  const config = sandboxConfig({ baseUrl: 'http://127.0.0.1:1/v1' }, db, { strategies: { dir: 'test/fixtures/strategies/counting' } });
+  runner = spawnDaemon(['--config', config, '--role', 'strategies', '--group', 'watched', '--http', '127.0.0.1:0'], { INDEXBOT_EVENTS_URL: redis.url });
+  url = await waitFor('the http face', () => /"url":"(http:[^"]+)"[^\n]*http face listening/.exec(runner.output())?.[1], 30_000).catch((e) =>
+    Promise.reject(new Error(`${e.message}: ${runner.output().slice(-1500)}`)),
+  );
+}, 60_000);
+afterAll(async () => {
+  runner?.child.kill('SIGTERM');
+  expect(await runner?.exited).toBe(0);
+  admin?.disconnect();
+  await redis?.stop();
+});
+
+const json = async (path: string) => {
+  const res = await get(`${url}${path}`);
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+describe('a strategies runner with --http (real redis-server)', () => {
+  it('is ready on its event-stream reads, serves its status, books and stream metrics, and streams the events it is fed', async () => {
+    // Ready: a runner polls nothing, so its heartbeat is its last answered read of the stream.
+    await waitFor('ready', async () => (await get(`${url}/readyz`)).status === 200, 20_000);
+    const ready = (await json('/readyz')).body;
+    expect(ready).toMatchObject({ ready: true, storeWritable: true });
+    expect(ready.lastStreamReadAgeS).toBeLessThanOrEqual(ready.maxAgeS);
+    expect(ready).not.toHaveProperty('lastSuccessfulPollAgeS');
+
+    await waitFor('both events counted', async () => (await json('/api/v1/status')).body.strategies.find((s: any) => s.strategy === 'counting')?.cursor === 2, 20_000);
+    const status = (await json('/api/v1/status')).body;
+    expect(status.eventStream).toMatchObject({ stream: EVENT_STREAM, group: 'watched' });
+    expect(status.rateGates).toEqual([]);
+    expect(status.lastEventSeq).toBe(2);
+
+    const metrics = parsePrometheusText(await (await get(`${url}/metrics`)).text());
+    expect(sampleValue(metrics, 'indexbot_event_log_last_seq')).toBe(2);
+    expect(sampleValue(metrics, 'indexbot_event_stream_last_read_age_seconds')).toBeLessThan(60);
+    expect(sampleValue(metrics, 'indexbot_event_stream_pending')).toBe(0);
+    expect(sampleValue(metrics, 'indexbot_strategy_paused', { strategy: 'counting' })).toBe(0);
+
+    // An event published now reaches the server-sent event stream.
+    const res = await get(`${url}/api/v1/stream`);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    await publish(3, 'rebalance.completed');
+    let text = '';
+    const end = Date.now() + 15_000;
+    while (!text.includes('rebalance.completed:sindex:rb_3') && Date.now() < end) text += decoder.decode((await reader.read()).value, { stream: true });
+    await reader.cancel();
+    expect(text).toContain('rebalance.completed:sindex:rb_3');
+  }, 60_000);
+});

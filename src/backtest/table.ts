@@ -3,8 +3,13 @@ import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 type Num = number | null | undefined;
 export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
 export const fixed = (x: Num, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+/**
+ * Made once: `toLocaleString` with options builds a new ICU formatter on every call (about
+ * 75 µs, taken under a lock the process's threads share), and a report formats every fill.
+ */
+const AMOUNT = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6, useGrouping: false });
 /** A quantity or a price: six significant digits, never an exponent (a token may trade at 0.00000001 USD, a position hold 11 million units). */
-export const amount = (x: Num) => (x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }));
+export const amount = (x: Num) => (x === null || x === undefined ? '—' : AMOUNT.format(x));
 export const usd = (x: Num) => (x === null || x === undefined ? '—' : `${x < 0 ? '-' : ''}${Math.abs(x).toFixed(2)}`);
 const days = (ms: Num) => (ms === null || ms === undefined ? '—' : `${(ms / 86_400_000).toFixed(1)} d`);
 export const hours = (h: Num) => (h === null || h === undefined ? '—' : h >= 48 ? `${(h / 24).toFixed(1)} d` : `${h.toFixed(1)} h`);

@@ -3,6 +3,7 @@ import { describeEvent } from '../alerts/index.ts';
 import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
 import { MAX_TIMER_MS, createLogger, systemClock } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
+import { refuseForeignDatabase } from '../store/index.ts';
 import { startDaemon } from './daemon.ts';
 import { intOption, numberOption, seedOption, untilSignal } from './options.ts';
 
@@ -40,6 +41,10 @@ export function registerDemoCommand(program: Command): void {
     .option('--watch', 'reload a strategy whose file changes, without a restart', false)
     .option('--http <addr>', 'loopback host:port of the dashboard and API (default a free port)', loopbackAddress, { host: '127.0.0.1', port: 0 })
     .action(async (opts: DemoOptions, command: Command) => {
+      // data/demo.db is the demo's whoever made it; a file named with --db only if a demo made it.
+      const demoDatabase = { evenUnmarked: command.getOptionValueSource('db') === 'default' };
+      // Checked again under the lock; here so that a refusal comes before the sandbox starts.
+      refuseForeignDatabase(opts.db, demoDatabase.evenUnmarked);
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);
       const simTime = () => new Date(sandbox.clock.now()).toISOString().slice(0, 16).replace('T', ' ');
@@ -83,8 +88,7 @@ export function registerDemoCommand(program: Command): void {
         },
         strategyClock: { ...systemClock, now: () => sandbox.clock.now() },
         watch: opts.watch,
-        // data/demo.db is the demo's whoever made it; a file named with --db only if a demo made it.
-        demoDatabase: { evenUnmarked: command.getOptionValueSource('db') === 'default' },
+        demoDatabase,
         onReload: (strategy, refused) => out(refused ? `reload ${strategy}: kept the running version: ${refused}` : `reload ${strategy}: the next event reaches the new code`),
         onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
         onFill: (strategy, f, label) =>

@@ -13,10 +13,15 @@ const DEMO_MARK = 'demo';
  * before the mark made it. Call with the run lock held: a running bot's file is never touched.
  */
 export function removeDemoDatabase(path: string, evenUnmarked: boolean): void {
+  refuseForeignDatabase(path, evenUnmarked);
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+}
+
+/** Throws unless the demo may replace `path`: a new file, one a demo made, or `evenUnmarked`. */
+export function refuseForeignDatabase(path: string, evenUnmarked: boolean): void {
   if (existsSync(path) && !evenUnmarked && !isDemoDatabase(path)) {
     throw new UsageError(`--db ${path}: not a database the demo made, and the demo starts its database afresh (deleting it); name a new file, or leave --db out for data/demo.db`);
   }
-  for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
 }
 
 /** Marks the store as the demo's, so a later demo may replace it. */

@@ -43,6 +43,8 @@ describe('demo --db', () => {
     expect(run.stderr.trim().split('\n')).toEqual([
       `indexbot: --db ${db}: not a database the demo made, and the demo starts its database afresh (deleting it); name a new file, or leave --db out for data/demo.db [USAGE_INVALID]`,
     ]);
+    // Refused before anything starts: no sandbox announced.
+    expect(run.stdout).toBe('');
     expect(eventCount(db)).toBe(1);
   });
 

@@ -183,7 +183,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
 
 /** The budget a gate shares with other processes through Redis, and who draws on it. */
 function describeShared(b: SharedBudgetState): string {
-  const who = `${b.processes.length} process${b.processes.length === 1 ? '' : 'es'} in the last minute${b.processes.length > 0 ? `: ${b.processes.join(', ')}` : ''}`;
-  if (b.mode === 'local') return `shared budget: Redis unreachable, pacing to 1/${b.share} of it locally; ${who}`;
-  return `shared budget (Redis): limit ${b.limit ?? '?'}  burst ${b.burst ?? '?'}  tokens ${b.tokens ?? '?'}; ${who}`;
+  const who = (when: string) => `${b.processes.length} process${b.processes.length === 1 ? '' : 'es'} ${when}${b.processes.length > 0 ? `: ${b.processes.join(', ')}` : ''}`;
+  // Unreachable, the list is what Redis last said: not "the last minute" any more.
+  if (b.mode === 'local') return `shared budget: Redis unreachable, pacing to 1/${b.share} of it locally; ${who('when Redis last answered')}`;
+  return `shared budget (Redis): limit ${b.limit ?? '?'}  burst ${b.burst ?? '?'}  tokens ${b.tokens ?? '?'}; ${who('in the last minute')}`;
 }

@@ -80,7 +80,7 @@ describe('Redis in config and doctor', () => {
     expect(out.status).toBe(0);
     expect(out.stdout).toContain('key:abcd1234     limit 10/60s  burst 15  tokens 4  remaining 7');
     expect(out.stdout).toContain('shared budget (Redis): limit 10  burst 10  tokens 3.5; 2 processes in the last minute: box-a:101:aa, box-b:202:bb');
-    expect(out.stdout).toContain('shared budget: Redis unreachable, pacing to 1/3 of it locally');
+    expect(out.stdout).toContain('shared budget: Redis unreachable, pacing to 1/3 of it locally; 2 processes when Redis last answered: box-a:101:aa, box-b:202:bb');
   }, 60_000);
 });
 

@@ -11,7 +11,8 @@
  *         ckseq/ckat (the newest take when the outstanding takes were last swept, and when),
  *         wlast (the reset of the latest fixed window a response told), born (when it was
  *         created: a take's seq names a take of this budget only, not of one created anew
- *         after Redis lost it), solo (the last take granted while no other was outstanding)
+ *         after Redis lost it), solo (the last take granted while no other was outstanding),
+ *         wlow/wlowseq (the lowest remaining a response of that window told, and its take)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
@@ -36,7 +37,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born', 'solo')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born', 'solo', 'wlow', 'wlowseq')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -55,6 +56,8 @@ local wlast = tonumber(f[14])
 -- A budget an older script created has no born: it gets one now.
 local born = tonumber(f[15]) or now
 local solo = tonumber(f[16]) or 0
+local wlow = tonumber(f[17])
+local wlowseq = tonumber(f[18]) or 0
 local rate = limit / windowMs
 -- A window always has an end (an older script could leave one without).
 if not wreset then wrem = nil end
@@ -177,8 +180,16 @@ elseif op == 'observe' then
       -- a window begun with no response yet (its end a window's length after the last).
       local at = now + resetIn
       if not wlast or at > wlast + 500 then
-        wrem = estimate; wreset = at; wlast = at
+        wrem = estimate; wreset = at; wlast = at; wlow = remaining; wlowseq = takeSeq
       elseif wreset and wreset <= wlast + 500 and at > wlast - 500 then
+        -- A newer take may have reached the server before older ones whose responses came
+        -- first: they are no longer outstanding, and its count lacks them (its estimate is too
+        -- high by as many). The lowest remaining the window told is the latest count known:
+        -- what it leaves, less every take after that one and those before it still on their
+        -- way, bounds the estimate (takes ended since told a lower one, or are in that count).
+        if not wlow or remaining < wlow then wlow = remaining; wlowseq = takeSeq end
+        local latest = wlow - (seq - wlowseq) - redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. wlowseq)
+        estimate = math.max(0, math.min(estimate, latest))
         if news then wrem = estimate else wrem = math.min(wrem or estimate, estimate) end
         wreset = math.min(wreset, at)
       end
@@ -211,6 +222,7 @@ local ttl = math.max(120000, windowMs * 3)
 if op == 'take' or not fresh then
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat, 'born', born, 'solo', solo)
   if wlast then redis.call('HSET', KEYS[1], 'wlast', wlast) end
+  if wlow then redis.call('HSET', KEYS[1], 'wlow', wlow, 'wlowseq', wlowseq) end
   if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
   if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end
   redis.call('PEXPIRE', KEYS[1], ttl)

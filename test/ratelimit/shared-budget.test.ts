@@ -161,6 +161,31 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect((await b.take('high', v)).waitMs).toBeGreaterThan(4_000);
   });
 
+  it("a later take's response that reached the server before earlier takes already answered does not raise what a fixed window has left", async () => {
+    const digest = freshDigest();
+    const a = (await proc('low-a')).budget(digest, 'key:a');
+    const b = (await proc('low-b')).budget(digest, 'key:b');
+    const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    for (const seq of [1, 2]) expect(await b.take('normal', v)).toMatchObject({ waitMs: 0, seq });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 3 });
+    // The server (10 per window) counted seq 3 first, then 1, then 2: 7 left. Seqs 1 and 2 are answered first.
+    const told = (seq: number, remaining: number) => ({ seq, serverLimit: 10, remaining, resetInMs: 5_000, serverModel: 'window' as const, pauseMs: undefined });
+    b.observe(told(1, 8));
+    await until(async () => (await obsseq()) === '1');
+    b.observe(told(2, 7));
+    await until(async () => (await obsseq()) === '2');
+    // Seq 3's answer, the newest take, says 9: it was counted before the two, which no longer count as on their way.
+    a.observe(told(3, 9));
+    await until(async () => (await obsseq()) === '3');
+    // Long enough for the bucket to refill, not for the window (5 s) to end: what the window has left decides.
+    await new Promise((r) => setTimeout(r, 1_100));
+    let granted = 0;
+    while ((await a.take('normal', v)).waitMs === 0) granted++;
+    expect(granted).toBeLessThanOrEqual(7);
+    expect(granted).toBeGreaterThanOrEqual(6);
+  });
+
   it('in a token bucket, what a response says is left is lowered by the takes after it only', async () => {
     const digest = freshDigest();
     const a = (await proc('order-bucket')).budget(digest, 'key:a');

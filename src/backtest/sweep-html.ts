@@ -38,6 +38,51 @@ export function sweepRow(report: BacktestReport): SweepRow {
   };
 }
 
+export const SWEEP_FORMAT = 'indexbot-sweep/1';
+
+/** `sweep.json`: what a sweep ran and how, to reproduce it or compare it with another later, then one row per run. */
+export interface SweepFile {
+  format: typeof SWEEP_FORMAT;
+  /** When the sweep was written: the one field two sweeps of the same inputs differ in. */
+  createdAt: string;
+  /** The indexbot version that ran it. */
+  indexbotVersion: string;
+  /** The strategy every run replayed, as each report.json names it (the file relative to the working directory). */
+  strategy: { name: string; file: string; sourceHash: string };
+  /** The settings every run shared, as in each report.json: range, indexes, interval, cash, fees, slippage, drift threshold, gaps. */
+  settings: BacktestReport['settings'];
+  /** Each param whose value differs between the runs, with its values in the order the runs first take them. */
+  swept: Record<string, unknown[]>;
+  runs: SweepRow[];
+}
+
+/** The whole `sweep.json` of the runs' reports, in the runs' order. */
+export function sweepFile(reports: readonly BacktestReport[], made: { createdAt: string; indexbotVersion: string }): SweepFile {
+  const { name, file, sourceHash } = reports[0]!.strategy;
+  return {
+    format: SWEEP_FORMAT,
+    createdAt: made.createdAt,
+    indexbotVersion: made.indexbotVersion,
+    strategy: { name, file, sourceHash },
+    settings: reports[0]!.settings,
+    swept: sweptParams(reports.map((r) => r.strategy.params)),
+    runs: reports.map(sweepRow),
+  };
+}
+
+function sweptParams(params: readonly unknown[]): Record<string, unknown[]> {
+  const values = new Map<string, Map<string, unknown>>();
+  for (const p of params) {
+    for (const [key, value] of Object.entries(p !== null && typeof p === 'object' ? p : {})) {
+      if (!values.has(key)) values.set(key, new Map());
+      values.get(key)!.set(JSON.stringify(value), value);
+    }
+  }
+  // A param some run lacks differs between runs too.
+  const swept = [...values].filter(([key, seen]) => seen.size > 1 || params.some((p) => p === null || typeof p !== 'object' || !(key in p)));
+  return Object.fromEntries(swept.map(([key, seen]) => [key, [...seen.values()]]));
+}
+
 /** A sweep's columns, on its page and in its terminal table. */
 export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: never) => string][] = [
   ['runId', 'run', (v: string) => v],

@@ -18,7 +18,7 @@ import {
   reportFiles,
   runBacktest,
   runSweep,
-  sweepRow,
+  sweepFile,
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
@@ -27,6 +27,7 @@ import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFiles, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
+import { packageJson } from './package-files.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -279,16 +280,12 @@ function describeRun({ report, json: text, dir }: Written, json: boolean | undef
 
 /** Writes a sweep's sweep.json and sweep.html beside its runs' reports; returns what to print. */
 function writeSweep(written: Written[], dir: string, json: boolean | undefined): string {
-  const comparison = written.map(({ report }) => sweepRow(report));
-  writeFileSync(join(dir, 'sweep.json'), `${JSON.stringify(comparison, null, 1)}\n`);
-  writeFileSync(
-    join(dir, 'sweep.html'),
-    renderSweepHtml(
-      comparison,
-      written.map(({ report }) => report),
-    ),
-  );
-  if (json) return `${JSON.stringify(comparison, null, 1)}\n`;
+  const reports = written.map(({ report }) => report);
+  const file = sweepFile(reports, { createdAt: new Date().toISOString(), indexbotVersion: packageJson().version });
+  const comparison = file.runs;
+  writeFileSync(join(dir, 'sweep.json'), `${JSON.stringify(file, null, 1)}\n`);
+  writeFileSync(join(dir, 'sweep.html'), renderSweepHtml(comparison, reports));
+  if (json) return `${JSON.stringify(file, null, 1)}\n`;
   const rows = comparison.map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
   return `${formatTable([SWEEP_COLUMNS.map(([, label]) => label), ...rows])}\nreports: ${dir}\n`;
 }

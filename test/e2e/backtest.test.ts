@@ -120,6 +120,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
   });
 
   it('runs a sweep in one process and prints one comparison table', async () => {
+    const startedAt = Date.now();
     const r = await cli(
       ['backtest', '--strategy', 'rebalance-front-run', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"holdHours":12}', '--params', '{"holdHours":48}', '--out', join(out, 'sweep')],
       env,
@@ -130,10 +131,21 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     expect(lines[1]).toContain('"holdHours":12');
     expect(lines[2]).toContain('"holdHours":48');
     const sweep = JSON.parse(readFileSync(join(out, 'sweep', 'sweep.json'), 'utf8'));
-    expect(sweep).toHaveLength(2);
-    expect(sweep[0].fillsHash).not.toBe(sweep[1].fillsHash);
+    // What the sweep ran, to reproduce it or compare it later: strategy, shared settings, the swept params, version, time.
+    const first = JSON.parse(readFileSync(join(out, 'sweep', sweep.runs[0].runId, 'report.json'), 'utf8'));
+    expect(sweep.format).toBe('indexbot-sweep/1');
+    expect(sweep.strategy).toEqual({ name: 'rebalance-front-run', file: first.strategy.file, sourceHash: first.strategy.sourceHash });
+    expect(sweep.strategy.file).toMatch(/rebalance-front-run\.ts$/);
+    expect(sweep.settings).toEqual(first.settings);
+    expect(sweep.settings).toMatchObject({ indexes: ['mindex'], from: `${FROM}T00:00:00.000Z`, interval: '1h', cash: expect.any(Number), feeBps: expect.any(Number), slippageBps: expect.any(Number) });
+    expect(sweep.swept).toEqual({ holdHours: [12, 48] });
+    expect(sweep.indexbotVersion).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    expect(Date.parse(sweep.createdAt)).toBeGreaterThanOrEqual(startedAt);
+    expect(Date.parse(sweep.createdAt)).toBeLessThanOrEqual(Date.now());
+    expect(sweep.runs).toHaveLength(2);
+    expect(sweep.runs[0].fillsHash).not.toBe(sweep.runs[1].fillsHash);
     // Fills and sales are told apart (win rate counts sales), and no event failed.
-    for (const row of sweep) {
+    for (const row of sweep.runs) {
       const report = JSON.parse(readFileSync(join(out, 'sweep', row.runId, 'report.json'), 'utf8'));
       expect([row.fills, row.closedTrades, row.failedEvents]).toEqual([report.fills.count, report.metrics.closedTrades, 0]);
       expect(row.closedTrades).toBeLessThan(row.fills);

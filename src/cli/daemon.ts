@@ -87,28 +87,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     logPlan(logger, plan, config);
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
-    const alerts = new AlertDispatcher({
-      store: openStore,
-      sinks: config.alerts.sinks,
-      giveUpAfterMs: config.alerts.giveUpAfterMs,
-      logger: logger.child({ component: 'alerts' }),
-      onAttempt: (sink, outcome) => faces.onAlertAttempt(sink, outcome),
-    });
-    const runtime = startStrategies(
-      openStore,
-      strategies,
-      config,
-      {
-        ...options,
-        onFill: (strategy, fill, label) => {
-          faces.onFill(strategy, fill, label);
-          options.onFill?.(strategy, fill, label);
-        },
-      },
-      () => alerts.notify(),
-    );
+    const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces);
     started.push(() => runtime.stop());
-    alerts.start();
     started.push(() => alerts.stop());
     const poller = new Poller({
       client,
@@ -220,6 +200,27 @@ function persistedGateSeeds(store: SnapshotStore): Map<string, RateGateSeed> {
 }
 
 /**
+ * The strategies and the alert sinks of a role that runs strategies, both reporting to the
+ * remote faces (fills to the SSE stream and metrics, deliveries to metrics); alerts started.
+ */
+export function startStrategiesAndAlerts(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, faces: RemoteFaces) {
+  const alerts = new AlertDispatcher({
+    store,
+    sinks: config.alerts.sinks,
+    giveUpAfterMs: config.alerts.giveUpAfterMs,
+    logger: options.logger.child({ component: 'alerts' }),
+    onAttempt: (sink, outcome) => faces.onAlertAttempt(sink, outcome),
+  });
+  const onFill: DaemonOptions['onFill'] = (strategy, fill, label) => {
+    faces.onFill(strategy, fill, label);
+    options.onFill?.(strategy, fill, label);
+  };
+  const runtime = startStrategies(store, strategies, config, { ...options, onFill }, () => alerts.notify());
+  alerts.start();
+  return { alerts, runtime };
+}
+
+/**
  * What the HTTP face and Telegram commands read and steer. `indexes`: the ones polled; a runner
  * passes a getter over those its store has heard of. `gates`: none for a runner (no client).
  */
@@ -246,7 +247,7 @@ async function sendTestAlert(config: Config): Promise<{ sink: string; ok: boolea
 }
 
 /** `alerted` is called once a strategy's alert is committed, for the sinks to pick it up. */
-export function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, alerted: () => void): StrategyRuntime {
+function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, alerted: () => void): StrategyRuntime {
   const { logger } = options;
   const runtime = new StrategyRuntime({
     store,

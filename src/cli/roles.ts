@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { AlertDispatcher } from '../alerts/index.ts';
 import { RemoteFaces } from '../http/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { redactRedisUrl, refusedCredentials } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
-import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategies } from './daemon.ts';
+import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategiesAndAlerts } from './daemon.ts';
 
 export const ROLES = ['all', 'collector', 'strategies'] as const;
 export type Role = (typeof ROLES)[number];
@@ -87,19 +86,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
     const openStore = store;
     // The port is taken before the stream is read: one in use stops the start.
     await faces.listen();
-    const alerts = new AlertDispatcher({
-      store: openStore,
-      sinks: config.alerts.sinks,
-      giveUpAfterMs: config.alerts.giveUpAfterMs,
-      logger: logger.child({ component: 'alerts' }),
-      onAttempt: (sink, outcome) => faces.onAlertAttempt(sink, outcome),
-    });
-    const onFill: DaemonOptions['onFill'] = (strategy, fill, label) => {
-      faces.onFill(strategy, fill, label);
-      options.onFill?.(strategy, fill, label);
-    };
-    const runtime = startStrategies(openStore, strategies, config, { ...options, onFill }, () => alerts.notify());
-    alerts.start();
+    const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces);
     const consumer = new StreamConsumer({
       store: openStore,
       redisUrl: eventsUrl,

@@ -125,7 +125,8 @@ export async function refusedCredentials(url: string, timeoutMs = 3_000): Promis
 /**
  * A one-off connection for a check: no retries, no offline queue, `timeoutMs` for the connect
  * and each command. The refusal of a password comes as an error event (the connect() that
- * follows only says the connection closed): `refusal()` is the first seen there or given to `saw`.
+ * follows only says the connection closed), a cluster node's as a 'node error': `refusal()` is
+ * the first seen there or given to `saw`.
  */
 export function probeRedis(url: string, timeoutMs: number) {
   const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
@@ -134,5 +135,7 @@ export function probeRedis(url: string, timeoutMs: number) {
     refusal ??= credentialsRefusal(e);
   };
   redis.on('error', saw);
+  // A cluster's nodes refuse it each on its own: it then says only that none of them is available.
+  if (redis instanceof Cluster) redis.on('node error', saw);
   return { redis, saw, refusal: () => refusal };
 }

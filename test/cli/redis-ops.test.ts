@@ -100,6 +100,11 @@ describe('a Redis that refuses the password', () => {
     expect((await checkRedis(`redis://:right-pw-42@127.0.0.1:${guarded.port}`, 2_000)).ok).toBe(true);
   });
 
+  it('doctor says so of a redis-cluster:// URL too (its nodes refuse the password the same way)', async () => {
+    const refused = await checkRedis(`redis-cluster://:n0t-Th1s@127.0.0.1:${guarded.port}`, 2_000);
+    expect(refused).toEqual({ ok: false, detail: `redis-cluster://:***@127.0.0.1:${guarded.port}: authentication failed (WRONGPASS invalid username-password pair or user is disabled.)` });
+  });
+
   it.each([
     ['a runner, --events', ['--role', 'strategies', '--events', 'URL'], {}, '--events'],
     ['a collector, INDEXBOT_EVENTS_URL', ['--role', 'collector', '--base-url', 'http://127.0.0.1:9/v1'], { INDEXBOT_EVENTS_URL: 'URL' }, 'INDEXBOT_EVENTS_URL'],

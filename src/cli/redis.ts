@@ -1,16 +1,22 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Config } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
+import { ConfigError, type Logger } from '../core/index.ts';
 import { RedisBudgets } from '../ratelimit/index.ts';
-import { probeRedis, redactRedisUrl } from '../redis/index.ts';
+import { probeRedis, redactRedisUrl, refusedCredentials } from '../redis/index.ts';
 
 /**
  * The shared rate budget when the config names a Redis, else undefined. It waits a moment for
  * the first connection so a healthy setup starts shared; an unreachable Redis is not a reason
- * not to start (the gates pace to their local share until it answers).
+ * not to start (the gates pace to their local share until it answers), one that refuses the
+ * credentials is (a ConfigError naming where the URL came from).
  */
 export async function openSharedBudgets(config: Config, logger: Logger): Promise<RedisBudgets | undefined> {
   if (!config.redisUrl) return undefined;
+  // A refused password is a setting to fix: the budget would pace locally for ever, warning.
+  const refusal = await refusedCredentials(config.redisUrl);
+  if (refusal !== undefined) {
+    throw new ConfigError(`${config.redisUrlSource ?? 'rateLimit.redis'} ${redactRedisUrl(config.redisUrl)}: the shared rate budget's Redis refused the credentials (${refusal})`);
+  }
   const budgets = new RedisBudgets({ url: config.redisUrl, logger: logger.child({ component: 'shared-budget' }) });
   const ready = await budgets.ready();
   if (ready) logger.info({ redis: budgets.where, process: budgets.processId }, 'rate budget shared through Redis');

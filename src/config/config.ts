@@ -170,6 +170,8 @@ export interface Config {
   walletKeypairPath: string | undefined;
   /** Redis keeping the rate budget shared across processes (INDEXBOT_REDIS_URL, or `rateLimit.redis`); may hold a password. */
   redisUrl?: string | undefined;
+  /** Where `redisUrl` came from, for messages: `INDEXBOT_REDIS_URL` or `<file>: rateLimit.redis`. */
+  redisUrlSource?: string | undefined;
   strategies: {
     dir: string;
     /** Named by flag, env or file: a missing directory is then an error. */
@@ -258,6 +260,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     apiKey,
     walletKeypairPath,
     redisUrl: env.INDEXBOT_REDIS_URL ? resolveRedisUrl(env.INDEXBOT_REDIS_URL, 'the environment', env, 'INDEXBOT_REDIS_URL') : resolveRedisUrl(file?.rateLimit?.redis, where, env, 'rateLimit.redis'),
+    redisUrlSource: env.INDEXBOT_REDIS_URL ? 'INDEXBOT_REDIS_URL' : `${where}: rateLimit.redis`,
     alerts: {
       sinks: resolveSinks(file?.alerts?.sinks ?? [], path, env),
       giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,

@@ -1,3 +1,4 @@
+import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -115,6 +116,23 @@ describe('a Redis that refuses the password', () => {
     const r = await runCli(['run', '--db', db, ...args.map(withUrl)], Object.fromEntries(Object.entries(env).map(([k, v]) => [k, withUrl(v)])));
     expect(r.stderr.trim().split('\n')).toEqual([
       `indexbot: ${source} redis://:***@127.0.0.1:${guarded.port}: the event stream's Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.) [CONFIG_INVALID]`,
+    ]);
+    expect(r.status).toBe(78);
+    expect(r.stdout + r.stderr).not.toContain('n0t-Th1s');
+    expect(lockIsFree(db)).toBe(true);
+  });
+  it.each([
+    ['INDEXBOT_REDIS_URL', 'env'],
+    ['rateLimit.redis', 'file'],
+  ])('the shared rate budget, %s: stops at start with one line naming where the URL came from, exit 78, the password never shown, the lock free', { timeout: 30_000 }, async (_name, from) => {
+    const url = `redis://:n0t-Th1s@127.0.0.1:${guarded.port}`;
+    const db = tempDbPath();
+    const config = writeConfig(db, { baseUrl: 'http://127.0.0.1:9/v1', ...(from === 'file' ? { rateLimit: { redis: url } } : {}) });
+    chmodSync(config, 0o600);
+    const r = await runCli(['run', '--db', db, '--config', config], from === 'env' ? { INDEXBOT_REDIS_URL: url } : {});
+    const source = from === 'env' ? 'INDEXBOT_REDIS_URL' : `${config}: rateLimit.redis`;
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `indexbot: ${source} redis://:***@127.0.0.1:${guarded.port}: the shared rate budget's Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.) [CONFIG_INVALID]`,
     ]);
     expect(r.status).toBe(78);
     expect(r.stdout + r.stderr).not.toContain('n0t-Th1s');

@@ -163,6 +163,8 @@ function bare(path: string, indexes: number, years: number): { rows: number; sec
 
 interface SweepFigures {
   seconds: number;
+  /** CPU time of the whole process (all its threads) over the sweep: near `seconds` x threads when no thread waits or starves. */
+  cpuSeconds: number;
   /** SHA-256 of each run's report.json, in the jobs' order. */
   reports: string[];
 }
@@ -177,9 +179,11 @@ async function sweep(path: string, workers: number): Promise<SweepFigures> {
   const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
   const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
   const t = performance.now();
+  const cpu0 = process.cpuUsage();
   // As `backtest --grid` runs it: report.json and report.html made in the thread that ran the job.
   const reports = await runSweep({ db: path, settings, jobs, workers, output: 'report' });
-  return { seconds: (performance.now() - t) / 1000, reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')) };
+  const cpu = process.cpuUsage(cpu0);
+  return { seconds: (performance.now() - t) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')) };
 }
 
 function child<T>(args: string[]): T {
@@ -227,7 +231,7 @@ export async function run(): Promise<void> {
     const same = parallel.reports.every((r, i) => r === serial.reports[i]);
     summary.sweep_speedup = (serial.seconds / parallel.seconds).toFixed(2);
     console.log(
-      `  sweep of 16 parameter sets (rebalance-front-run, 10x1), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s, ${workers} workers ${parallel.seconds.toFixed(1)} s, speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+      `  sweep of 16 parameter sets (rebalance-front-run, 10x1), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s), speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
     );
     if (!same) process.exitCode = 1;
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);

@@ -238,7 +238,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (tier === 'enterprise' && !file?.enterpriseLimits) {
     throw new ConfigError(`${where}: enterpriseLimits: the enterprise tier needs { "limit", "burst" } in the config file`);
   }
-  const baseUrl = flags.baseUrl ?? env.INDEXBOT_BASE_URL ?? file?.baseUrl;
+  const baseUrlIn = layer('--base-url', flags.baseUrl, 'INDEXBOT_BASE_URL', 'baseUrl', file?.baseUrl);
+  const baseUrl = baseUrlIn?.value;
+  if (baseUrlIn) checkBaseUrl(baseUrlIn);
   if (!baseUrl && needs.server !== false) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
   const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
   const strategiesDir = flags.strategies ?? env.INDEXBOT_STRATEGIES ?? file?.strategies?.dir;
@@ -292,12 +294,25 @@ function layered<T>(flag: string, fromFlag: T | undefined, envName: string, env:
   const fromEnvVar = env[envName] as T | undefined;
   const value = fromFlag ?? fromEnvVar ?? fromFile;
   if (value === undefined) return undefined;
-  const refuse = (expected: string): never => {
-    const got = `${expected}, got ${JSON.stringify(value)}`;
+  /** `echo: false` for a value that may hold a secret. */
+  const refuse = (expected: string, echo = true): never => {
+    const got = echo ? `${expected}, got ${JSON.stringify(value)}` : expected;
     if (fromFlag !== undefined) throw new UsageError(`${flag}: ${got}`);
     throw new ConfigError(fromEnvVar !== undefined ? `${envName}: ${got}` : `${path}: ${key}: ${got}`);
   };
   return { value, refuse };
+}
+
+/** The client checks it too; here the message names the flag, variable or key it came from. */
+function checkBaseUrl(input: { value: string; refuse: (expected: string, echo?: boolean) => never }): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(input.value);
+  } catch {
+    // Not parsed: shown as given.
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) input.refuse('expected an http(s) URL such as https://host/v1');
+  if (url!.username || url!.password) input.refuse('expected a URL without credentials (the API key goes in INDEXBOT_API_KEY)', false);
 }
 
 function fromEnv(v: string, where: string, path: string, env: NodeJS.ProcessEnv): string {
@@ -320,7 +335,10 @@ export const isLoopback = (host: string) => host === 'localhost' || host === '::
 function resolveHttp(listen: string | undefined, source: string, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
   if (listen === undefined) return undefined;
   const address = parseListenAddress(listen);
-  if (!address) throw new ConfigError(`${source}: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`);
+  if (!address) {
+    const message = `${source}: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`;
+    throw source === '--http' ? new UsageError(message) : new ConfigError(message);
+  }
   const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
   if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
   if (!isLoopback(address.host) && token === undefined) {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
-import { ConfigError } from '../../src/core/index.ts';
+import { ConfigError, UsageError } from '../../src/core/index.ts';
 import { caught } from '../helpers/caught.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -67,6 +67,18 @@ describe('loadConfig', () => {
     expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'gold' }, {})).message).toMatch(/^--tier: expected one of public, standard, .*, got "gold"$/);
     expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1' }) }, { INDEXBOT_TIER: 'gold' })).message).toMatch(/^INDEXBOT_TIER: expected one of public, standard/);
     expect(fail(() => loadConfig({ config: file({}) }, {})).message).toMatch(/no base URL/);
+    // A flag's bad value is a usage error (exit 64) naming the flag; a variable's or the file's a configuration error naming it.
+    const badUrl = fail(() => loadConfig({ baseUrl: 'ftp://x' }, {}));
+    expect(badUrl).toBeInstanceOf(UsageError);
+    expect(badUrl.message).toBe('--base-url: expected an http(s) URL such as https://host/v1, got "ftp://x"');
+    expect(fail(() => loadConfig({ baseUrl: 'http://[::1' }, {}))).toBeInstanceOf(UsageError);
+    const envUrl = fail(() => loadConfig({}, { INDEXBOT_BASE_URL: 'notaurl' }));
+    expect([envUrl.constructor, envUrl.message]).toEqual([ConfigError, 'INDEXBOT_BASE_URL: expected an http(s) URL such as https://host/v1, got "notaurl"']);
+    const withSecret = fail(() => loadConfig({ baseUrl: 'https://me:hunter22@host/v1' }, {}));
+    expect(withSecret.message).toBe('--base-url: expected a URL without credentials (the API key goes in INDEXBOT_API_KEY)');
+    const badListen = fail(() => loadConfig({ baseUrl: 'http://x/v1', http: '127.0.0.1:99999' }, {}));
+    expect([badListen.constructor, badListen.message]).toEqual([UsageError, '--http: expected host:port such as 127.0.0.1:9464, got "127.0.0.1:99999"']);
+    expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1', http: { listen: 'nope' } }) }, {}))).toBeInstanceOf(ConfigError);
     expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'enterprise' }, {})).message).toMatch(/enterpriseLimits/);
   });
 });

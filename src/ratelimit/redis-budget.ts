@@ -11,6 +11,8 @@ const PRIORITY_ARG: Record<Priority, number> = { low: 0, normal: 1, high: 2 };
 const MAX_LEASE = 16;
 /** Most ended takes kept for Redis while it is away; older ones are left to its sweep. */
 const MAX_UNSENT_ENDS = 10_000;
+/** Most unreturned leases kept while Redis is away; older ones are left to its sweep. */
+const MAX_UNRETURNED = 1_000;
 
 export interface RedisBudgetsOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://…`. */
@@ -142,6 +144,8 @@ class RedisSharedBudget implements SharedBudget {
    * there (lowering what a fixed window allows) until its sweep.
    */
   private ended: { born: number | undefined; seqs: number[] } = { born: undefined, seqs: [] };
+  /** Leased tokens never sent whose return Redis has not had yet (it was away): returned when it answers. */
+  private unreturned: { first: number; count: number; born: number }[] = [];
   /** The local fallback's bucket, at 1/share of the budget. */
   private local = { tokens: 0, at: 0, share: 2 };
 
@@ -220,12 +224,22 @@ class RedisSharedBudget implements SharedBudget {
     if (!lease) return;
     this.lease = undefined;
     this.clock.clearTimeout(lease.timer);
-    if (lease.count <= 0 || this.mode === 'local' || !this.view) return;
-    this.command(...this.keys, 'return', this.owner.processId, ...limits(this.view), lease.nextSeq, lease.count, lease.born).then(
+    if (lease.count > 0) this.giveBack({ first: lease.nextSeq, count: lease.count, born: lease.born });
+  }
+
+  /**
+   * Returns unsent leased tokens; while Redis is away they are kept and returned once it answers
+   * (else they count as outstanding until swept, lowering what a fixed window allows).
+   */
+  private giveBack(unsent: { first: number; count: number; born: number }): void {
+    if (this.mode === 'local' || !this.view) {
+      this.unreturned.push(unsent);
+      if (this.unreturned.length > MAX_UNRETURNED) this.unreturned.shift();
+      return;
+    }
+    this.command(...this.keys, 'return', this.owner.processId, ...limits(this.view), unsent.first, unsent.count, unsent.born).then(
       (reply) => this.absorb(reply),
-      () => {
-        // Unreturned, they count as outstanding until swept: the budget errs low, never high.
-      },
+      () => this.unreturned.push(unsent),
     );
   }
 
@@ -380,6 +394,7 @@ class RedisSharedBudget implements SharedBudget {
         this.processes = reply.slice(9).map(String);
         this.mode = 'shared';
         if (this.ended.seqs.length > 0) this.batch();
+        for (const unsent of this.unreturned.splice(0)) this.giveBack(unsent);
         this.logger.info({ gate: this.gateName, redis: this.owner.where }, 'shared rate budget reachable again; taking from it');
       },
       () => {

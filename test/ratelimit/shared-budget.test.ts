@@ -371,6 +371,30 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(await tokens()).toBeLessThan(37.1);
   });
 
+  it('tokens of a lease a process held when it fell back to local go back once Redis answers again', async () => {
+    const digest = freshDigest();
+    const clock = new ManualClock(Date.now());
+    const a = (await proc('fallback-return-a', { clock, commandTimeoutMs: 200, probeEveryMs: 100 })).budget(digest, 'key:a');
+    const outstanding = async () => admin.zrange(budgetKeys(digest)[2], '0', '-1');
+    const v = view({ limit: 6, burst: 40 });
+    expect(await a.take('normal', { ...v, waiting: 9 })).toMatchObject({ waitMs: 0, seq: 1 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
+    // Redis stops answering: low priority work asks it (the lease is for normal), times out, and falls back.
+    await admin.call('CLIENT', 'PAUSE', '700', 'ALL');
+    expect((await a.take('low', v)).seq).toBeUndefined();
+    expect(a.state().mode).toBe('local');
+    // The lease (seqs 3 and 4) lapses while local; Redis answers again, and the next take's probe finds it.
+    await clock.advance(250);
+    await new Promise((r) => setTimeout(r, 800));
+    await clock.advance(100);
+    await a.take('normal', v);
+    await until(async () => a.state().mode === 'shared');
+    // Seqs 3 and 4 come off the outstanding takes. (Seq 5, the take that timed out here, ran in
+    // Redis once the pause ended; no process knows it, so it stays until the sweep.)
+    await until(async () => !(await outstanding()).includes('3'));
+    expect(await outstanding()).toEqual(['1', '2', '5']);
+  });
+
   it('responses that arrive together reach Redis in one call: the newest news, and every take ended', async () => {
     const digest = freshDigest();
     // No heartbeat call in between to count.

@@ -7,7 +7,7 @@ import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
-import { instrumentLabel, parseInstrument } from '../strategy/index.ts';
+import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
 interface StatusFlags extends ConfigFlags {
@@ -58,6 +58,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
 export function strategyStatus(store: SnapshotStore) {
   const t = store.strategies;
   const latest = Number.MAX_SAFE_INTEGER;
+  const paused = new Set(pausedStrategies(store));
   return t.accounts().map((a) => {
     const name = a.account.replace(/^strategy:/, '');
     // Valued exactly, by the ledger's rule (core/money.ts), then shown as numbers.
@@ -74,6 +75,7 @@ export function strategyStatus(store: SnapshotStore) {
       strategy: name,
       cursor: store.cursor(`strategy:${name}`),
       parked: t.parked(name).length,
+      paused: paused.has(name),
       fills: t.fillCount(a.account),
       alerts: t.alertCount(name),
       cash: toNumber(a.cash),
@@ -151,7 +153,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Strategies (paper accounts at the latest cached prices)');
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
-    const parked = st.parked > 0 ? `  PARKED ${st.parked} (indexbot strategies retry)` : '';
+    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (indexbot strategies retry)` : ''}`;
     lines.push(
       `  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`,
     );

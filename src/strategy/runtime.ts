@@ -63,6 +63,11 @@ export const consumerOf = (name: string) => `strategy:${name}`;
 /** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
 const PAUSED_KEY = 'pausedStrategies';
 
+/** The strategies paused on this database (by the HTTP face or Telegram); they stay paused across restarts. */
+export function pausedStrategies(store: SnapshotStore): string[] {
+  return store.runtime<string[]>(PAUSED_KEY)?.value ?? [];
+}
+
 /**
  * Delivers the event log to each strategy through its own cursor. Every call into user code
  * goes through one wrapper (`attempt`): the event is read-only, state writes and orders are
@@ -83,7 +88,7 @@ export class StrategyRuntime {
     checkRange('timeoutMs', o.timeoutMs, 1, MAX_TIMER_MS);
     for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
-    this.pausedNames = new Set(o.store.runtime<string[]>(PAUSED_KEY)?.value ?? []);
+    this.pausedNames = new Set(pausedStrategies(o.store));
     this.runners = o.strategies.map(
       (s) =>
         new StrategyRunner(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { type EventRow, readDb, waitFor } from '../helpers/daemon.ts';
+import { type EventRow, readDb, runCli, waitFor } from '../helpers/daemon.ts';
 import { type HttpDaemon, get, post, startHttpDaemon } from '../helpers/http-daemon.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
@@ -181,6 +181,10 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(ids.flatMap(alertsFor)).toEqual([]);
     expect((await json('/api/v1/strategies')).strategies.find((s: { strategy: string }) => s.strategy === 'rebalance-alert').paused).toBe(true);
     expect(sampleValue(await metrics(), 'indexbot_strategy_paused', { strategy: 'rebalance-alert' })).toBe(1);
+    // status, from its own process, says so too.
+    expect((await runCli(['status', '--db', d.db])).stdout).toMatch(/\n {2}rebalance-alert .*fills \d+ {2}alerts \d+ {2}PAUSED\n/);
+    const statusJson = JSON.parse((await runCli(['status', '--db', d.db, '--json'])).stdout) as { strategies: { strategy: string; paused: boolean }[] };
+    expect(statusJson.strategies.map((s) => [s.strategy, s.paused]).filter(([, p]) => p)).toEqual([['rebalance-alert', true]]);
 
     const resumed = await post(`${d.url}/api/v1/strategies/rebalance-alert/resume`);
     expect(await resumed.json()).toEqual({ strategy: 'rebalance-alert', paused: false, changed: true });

@@ -157,6 +157,13 @@ export const DASHBOARD_SCRIPT = String.raw`
   function renderBudget(s) {
     var box = $('budget');
     clear(box);
+    // A strategies runner has no client and no gates: what it watches is its event stream.
+    if (s.rateGates.length === 0 && s.eventStream) {
+      $('budget-title').textContent = 'Event stream';
+      var e = s.eventStream;
+      box.appendChild(table(['stream', 'group', 'lag', 'pending', 'last read'], [[e.stream, e.group, e.lag === null ? '?' : e.lag, e.pending === null ? '?' : e.pending, ago(e.lastReadAgeS)]]));
+      return;
+    }
     if (s.budget) box.appendChild(el('p', null, 'planned ' + s.budget.plannedPerMin.toFixed(1) + ' of ' + s.budget.budgetPerMin.toFixed(1) + ' requests/min'));
     box.appendChild(table(['gate', 'limit', 'remaining', 'queued', 'sent', '429s'], s.rateGates.map(function (g) {
       return [g.name, g.limit + '/' + g.windowMs / 1000 + ' s', g.remaining === undefined || g.remaining === null ? '?' : g.remaining, g.queued, g.sent, g.rateLimited];

@@ -60,7 +60,7 @@ export function dashboardPage(): { html: string; csp: string } {
 <h2>Live events</h2><ul id="feed"></ul>
 <h2>Strategies</h2><div id="strategies"></div>
 <h2>Alert outbox</h2><div id="outbox" class="card"></div>
-<h2>Rate budget</h2><div id="budget" class="card"></div>
+<h2 id="budget-title">Rate budget</h2><div id="budget" class="card"></div>
 <script nonce="${nonce}">${js}</script>
 <script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
 </body>

@@ -45,8 +45,10 @@ export function eventsPage(store: SnapshotStore, q: { since: number; type?: Even
 /** Each followed index: when it was polled last, its next announced rebalance, its largest constituents. */
 export function indexesOverview(store: SnapshotStore, indexes: string[], now: number, marketNow: number) {
   const jobs = store.jobStates();
+  // A runner polls nothing: its latest data is the composition the collector fetched, as the stream brought it.
+  const fetched = new Map(store.indexCacheSummaries().map((i) => [i.indexId, i.compositionFetchedAt ?? 0]));
   return indexes.map((id) => {
-    const last = Math.max(0, ...jobs.filter((j) => j.job.endsWith(`:${id}`)).map((j) => j.lastSuccessAt ?? 0));
+    const last = Math.max(fetched.get(id) ?? 0, ...jobs.filter((j) => j.job.endsWith(`:${id}`)).map((j) => j.lastSuccessAt ?? 0));
     const pending = store
       .rebalancesAt(id, marketNow)
       .filter((r) => r.observedStatus === 'announced')

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_STREAM } from '../../src/stream/index.ts';
@@ -81,4 +82,28 @@ describe('a strategies runner with --http (real redis-server)', () => {
     await reader.cancel();
     expect(text).toContain('rebalance.completed:sindex:rb_3');
   }, 60_000);
+
+  it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(
+    'its dashboard in Chromium shows its event stream where a daemon shows its rate budget, and no console error',
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+      try {
+        const page = await browser.newPage();
+        const errors: string[] = [];
+        page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+        page.on('pageerror', (e) => errors.push(e.message));
+        await page.goto(`${url}/`);
+        // Functions below run in the page, which has a document; this project has no DOM types.
+        await page.waitForFunction(() => (globalThis as any).document.getElementById('budget-title').textContent === 'Event stream', undefined, { timeout: 15_000 });
+        const text = await page.evaluate(() => (globalThis as any).document.getElementById('budget').textContent as string);
+        expect(text).toContain(EVENT_STREAM);
+        expect(text).toContain('watched');
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -67,6 +67,18 @@ export function monthlyGrid(monthly: BacktestReport['monthlyReturns']): { year: 
 }
 
 const LIST_LIMIT = 15;
+/** The LIST_LIMIT items of largest `size`, in their order: a list sorted worst first, cut at its head, would hide its best. */
+function largest<T>(items: readonly T[], size: (item: T) => number): T[] {
+  if (items.length <= LIST_LIMIT) return [...items];
+  const kept = new Set(
+    items
+      .map((item, i) => ({ i, size: size(item) }))
+      .sort((a, b) => b.size - a.size || a.i - b.i)
+      .slice(0, LIST_LIMIT)
+      .map((x) => x.i),
+  );
+  return items.filter((_, i) => kept.has(i));
+}
 const more = (n: number) => (n > LIST_LIMIT ? [`… ${n - LIST_LIMIT} more in report.json and report.html`] : []);
 
 /** The terminal form of the report: the figures, then the tables that are not too long to print. */
@@ -84,10 +96,16 @@ export function renderTable(report: BacktestReport): string {
   if (narrowed) lines.push(`(!) ${narrowed}`);
 
   if (report.instruments.length > 0) {
-    lines.push('', 'P&L by instrument (USD)');
-    const inst = report.instruments
-      .slice(0, LIST_LIMIT)
-      .map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
+    lines.push('', `P&L by instrument (USD)${report.instruments.length > LIST_LIMIT ? `: the ${LIST_LIMIT} largest, worst first` : ''}`);
+    const inst = largest(report.instruments, (i) => Math.abs(i.totalPnl ?? 0)).map((i) => [
+      labelOf(report, i.instrument),
+      String(i.buys),
+      String(i.sells),
+      usd(i.feesUsd),
+      usd(i.realisedPnl),
+      usd(i.unrealisedPnl),
+      usd(i.totalPnl),
+    ]);
     lines.push(formatTable([['instrument', 'buys', 'sells', 'fees', 'realised', 'unrealised', 'total'], ...inst]), ...more(report.instruments.length));
   }
   const sales = report.fills.list.filter((f) => f.side === 'sell');

@@ -41,6 +41,26 @@ describe('report: refused orders, open positions, a short window', () => {
     expect(html).toContain('<h2>Open positions at the end: 1</h2>');
   });
 
+  it('lists the instruments of largest P&L in the terminal, losers and winners alike, when there are more than fit', async () => {
+    const r = await report('announce-buyer');
+    // Worst first, as report.json keeps them: 17 instruments, the best one last.
+    const instruments = Array.from({ length: 17 }, (_, n) => ({
+      instrument: `token:T${n}`,
+      buys: 1,
+      sells: 1,
+      feesUsd: 0,
+      realisedPnl: 0,
+      unrealisedPnl: 0,
+      totalPnl: [-50, ...Array(15).fill(1), 135.73][n]! + n / 100,
+    }));
+    const table = renderTable({ ...r, instruments, labels: {} });
+    const section = table.slice(table.indexOf('P&L by instrument'));
+    expect(section).toMatch(/^P&L by instrument \(USD\): the 15 largest, worst first\n/);
+    expect(section).toContain('token:T0 ');
+    expect(section).toContain('token:T16 ');
+    expect(section).toMatch(/135\.89\n… 2 more in report\.json and report\.html/);
+  });
+
   it('shows quantities and prices to six significant digits, never rounded to zero or in exponent form', () => {
     // A price of a few hundred-thousandths of a dollar is common for a token; six decimals kept 0.000023.
     expect([0.0000226677123, 1e-8, 11_028_912.7, 10, -3.5].map(amount)).toEqual(['0.0000226677', '0.00000001', '11028900', '10', '-3.5']);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { HttpSender, testAlert } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
-import { type Config, type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
+import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
 import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
@@ -29,7 +29,7 @@ const explain = (e: unknown) => (e instanceof IndexbotError ? `${e.message} [${e
  * Each check says what it found in plain words; one that cannot run because an earlier one
  * failed says so rather than failing again.
  */
-export async function runDoctor(config: Config, options: { sendTest?: boolean; now?: () => number } = {}): Promise<Check[]> {
+export async function runDoctor(config: Config, options: { sendTest?: boolean; now?: () => number; eventsUrl?: string } = {}): Promise<Check[]> {
   const checks: Check[] = [{ verdict: 'PASS', name: 'config', detail: config.file ? `loaded ${config.file}` : 'no config file; environment and flags only' }];
   const add = (verdict: Verdict, name: string, detail: string) => checks.push({ verdict, name, detail });
   for (const w of permissionWarnings(config)) add('WARN', 'file permissions', w);
@@ -61,6 +61,11 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   if (config.redisUrl) {
     const redis = await checkRedis(config.redisUrl);
     add(redis.ok ? (redis.warning ? 'WARN' : 'PASS') : 'FAIL', 'redis', redis.warning ? `${redis.detail}: ${redis.warning}` : redis.detail);
+  }
+  // A collector's or a runner's stream (--events or INDEXBOT_EVENTS_URL), which may be another Redis.
+  if (options.eventsUrl) {
+    const stream = await checkRedis(options.eventsUrl);
+    add(stream.ok ? (stream.warning ? 'WARN' : 'PASS') : 'FAIL', 'event stream', stream.warning ? `${stream.detail}: ${stream.warning}` : stream.detail);
   }
 
   try {
@@ -137,19 +142,22 @@ export function registerDoctorCommand(program: Command): void {
     program
       .command('doctor')
       .description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks')
-      .option('--send-test', 'send a test message to each alert sink'),
+      .option('--send-test', 'send a test message to each alert sink')
+      .option('--events <url>', "the event stream's Redis of a collector or runner, to check (or INDEXBOT_EVENTS_URL)"),
     ...SERVER_FLAGS,
     'strategies',
-  ).action(async (flags: ConfigFlags & { sendTest?: boolean }) => {
+  ).action(async (flags: ConfigFlags & { sendTest?: boolean; events?: string }) => {
     let config: Config;
+    let eventsUrl: string | undefined;
     try {
       config = loadConfig(flags);
+      eventsUrl = resolveRedisUrl(flags.events ?? process.env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', process.env, 'the event stream');
     } catch (e) {
       process.stdout.write(`FAIL  config        ${explain(e)}\n`);
       process.exitCode = 1;
       return;
     }
-    const checks = await runDoctor(config, { sendTest: flags.sendTest });
+    const checks = await runDoctor(config, { sendTest: flags.sendTest, eventsUrl });
     for (const c of checks) process.stdout.write(`${c.verdict}  ${c.name.padEnd(16)} ${c.detail}\n`);
     const failed = checks.filter((c) => c.verdict === 'FAIL').length;
     process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);

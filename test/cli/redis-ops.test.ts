@@ -101,6 +101,18 @@ describe('a Redis that refuses the password', () => {
     expect((await checkRedis(`redis://:right-pw-42@127.0.0.1:${guarded.port}`, 2_000)).ok).toBe(true);
   });
 
+  it('doctor checks the event stream of a collector or runner: --events or INDEXBOT_EVENTS_URL, named, the password never shown', { timeout: 60_000 }, async () => {
+    const base = ['doctor', '--db', tempDbPath(), '--base-url', 'http://127.0.0.1:9/v1'];
+    const refused = await runCli([...base, '--events', `redis://:n0t-Th1s@127.0.0.1:${guarded.port}`]);
+    expect(refused.stdout).toContain(`FAIL  event stream     redis://:***@127.0.0.1:${guarded.port}: authentication failed (WRONGPASS`);
+    expect(refused.stdout + refused.stderr).not.toContain('n0t-Th1s');
+    expect(refused.status).toBe(1);
+    const fromEnv = await runCli(base, { INDEXBOT_EVENTS_URL: `redis://:right-pw-42@127.0.0.1:${guarded.port}` });
+    expect(fromEnv.stdout).toMatch(/\nPASS {2}event stream {5}redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: Redis \d+\.\d+\.\d+, maxmemory-policy noeviction\n/);
+    const bad = await runCli([...base, '--events', 'http://nope']);
+    expect(bad.stdout).toMatch(/^FAIL {2}config {8}--events: the event stream: expected a redis:\/\/.* URL/);
+  });
+
   it('doctor says so of a redis-cluster:// URL too (its nodes refuse the password the same way)', async () => {
     const refused = await checkRedis(`redis-cluster://:n0t-Th1s@127.0.0.1:${guarded.port}`, 2_000);
     expect(refused).toEqual({ ok: false, detail: `redis-cluster://:***@127.0.0.1:${guarded.port}: authentication failed (WRONGPASS invalid username-password pair or user is disabled.)` });

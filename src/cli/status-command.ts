@@ -51,6 +51,8 @@ export function collectStatus(store: SnapshotStore, now: number) {
     alerts: store.outbox.summary().map((a) => ({ ...a, oldestPendingAgeS: a.oldestPendingAt === null ? null : Math.round((now - a.oldestPendingAt) / 1000) })),
     rateGates: runtime?.value.gates ?? [],
     reportedAt: runtime ? new Date(runtime.updatedAt).toISOString() : null,
+    // The gates are the last report of a process on this host: gone, they describe the past.
+    reporter: runtime ? { pid: runtime.value.pid, running: isRunning(runtime.value.pid) } : null,
   };
 }
 
@@ -110,6 +112,16 @@ export function registerStatusCommand(program: Command): void {
         store.close();
       }
     });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it runs, as another user.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function tryConfigDb(flags: ConfigFlags): string | undefined {
@@ -173,20 +185,23 @@ function render(s: ReturnType<typeof collectStatus>): string {
     for (const st of s.budget.stretched) lines.push(`  stretched ${st.name}: ${st.fromMs / 1000}s -> ${st.toMs / 1000}s`);
   }
   // A runner has no client, hence no gates: no empty heading.
-  if (s.rateGates.length > 0 || s.reportedAt) lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt})` : ''}`);
+  const gone = s.reporter !== null && !s.reporter.running;
+  if (s.rateGates.length > 0 || s.reportedAt) {
+    lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt}${gone ? ` by pid ${s.reporter!.pid}, which is no longer running` : ''})` : ''}`);
+  }
   for (const g of s.rateGates) {
     lines.push(
       `  ${g.name.padEnd(16)} limit ${g.limit}/${g.windowMs / 1000}s  burst ${g.burst}  tokens ${g.tokens}  remaining ${g.remaining ?? '?'}  queued ${g.queued}  sent ${g.sent}  429s ${g.rateLimited}${g.pausedUntil ? `  paused until ${new Date(g.pausedUntil).toISOString()}` : ''}`,
     );
-    if (g.shared) lines.push(`    ${describeShared(g.shared)}`);
+    if (g.shared) lines.push(`    ${describeShared(g.shared, gone)}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
 /** The budget a gate shares with other processes through Redis, and who draws on it. */
-function describeShared(b: SharedBudgetState): string {
+function describeShared(b: SharedBudgetState, gone: boolean): string {
   const who = (when: string) => `${b.processes.length} process${b.processes.length === 1 ? '' : 'es'} ${when}${b.processes.length > 0 ? `: ${b.processes.join(', ')}` : ''}`;
   // Unreachable, the list is what Redis last said: not "the last minute" any more.
   if (b.mode === 'local') return `shared budget: Redis unreachable, pacing to 1/${b.share} of it locally; ${who('when Redis last answered')}`;
-  return `shared budget (Redis): limit ${b.limit ?? '?'}  burst ${b.burst ?? '?'}  tokens ${b.tokens ?? '?'}; ${who('in the last minute')}`;
+  return `shared budget (Redis): limit ${b.limit ?? '?'}  burst ${b.burst ?? '?'}  tokens ${b.tokens ?? '?'}; ${who(gone ? 'in the minute before that report' : 'in the last minute')}`;
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
@@ -82,6 +83,16 @@ describe('Redis in config and doctor', () => {
     expect(out.stdout).toContain('key:abcd1234     limit 10/60s  burst 15  tokens 4  remaining 7');
     expect(out.stdout).toContain('shared budget (Redis): limit 10  burst 10  tokens 3.5; 2 processes in the last minute: box-a:101:aa, box-b:202:bb');
     expect(out.stdout).toContain('shared budget: Redis unreachable, pacing to 1/3 of it locally; 2 processes when Redis last answered: box-a:101:aa, box-b:202:bb');
+
+    // The process that reported them has stopped: status says the figures are its last.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const after = SnapshotStore.open(db);
+    after.setRuntime('gates', { gates: [gate], schedule: [], pid: gone }, Date.now());
+    after.close();
+    const stale = await runCli(['status', '--db', db]);
+    expect(stale.stdout).toMatch(new RegExp(`\\nRate gates \\(reported [^)]+ by pid ${gone}, which is no longer running\\)\\n`));
+    expect(stale.stdout).toContain('shared budget (Redis): limit 10  burst 10  tokens 3.5; 2 processes in the minute before that report: box-a:101:aa, box-b:202:bb');
+    expect(JSON.parse((await runCli(['status', '--db', db, '--json'])).stdout).reporter).toEqual({ pid: gone, running: false });
   }, 60_000);
 });
 

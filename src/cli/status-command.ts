@@ -31,7 +31,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
         : beat.source === 'poll'
           ? { lastSuccessfulPollAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) }
           : { lastStreamReadAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) },
-    eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt) } : null,
+    eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt), running: streamRead.value.pid === undefined ? null : isRunning(streamRead.value.pid) } : null,
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
@@ -150,6 +150,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
   if (s.eventStream) {
     const e = s.eventStream;
     lines.push('', 'Event stream (a runner)', `  ${e.stream}  group ${e.group}  lag ${e.lag ?? '?'}  pending ${e.pending ?? '?'}  last read ${age(e.lastReadAgeS)}`);
+    // Its lag does not move once it stopped, while the stream goes on growing.
+    if (e.running === false) lines.push(`  its runner (pid ${e.pid}) is no longer running: lag and pending are as of its last read`);
   }
   lines.push('', 'Poll jobs');
   for (const j of s.jobs) {

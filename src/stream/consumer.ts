@@ -113,7 +113,7 @@ export class StreamConsumer {
     const groups = (await this.redis.xinfo('GROUPS', this.stream).catch(() => [])) as (string | number | null)[][];
     const fields = groups.map((g) => Object.fromEntries(pairs(g))).find((g) => g.name === this.o.group);
     const count = (v: unknown) => (typeof v === 'number' ? v : null);
-    const beat: StreamHeartbeat = { stream: this.stream, group: this.o.group, lag: count(fields?.lag), pending: count(fields?.pending) };
+    const beat: StreamHeartbeat = { stream: this.stream, group: this.o.group, lag: count(fields?.lag), pending: count(fields?.pending), pid: process.pid };
     this.o.store.setRuntime(STREAM_HEARTBEAT, beat, now);
   }
 

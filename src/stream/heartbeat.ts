@@ -9,6 +9,8 @@ export interface StreamHeartbeat {
   group: string;
   lag: number | null;
   pending: number | null;
+  /** The runner's process: status says when it no longer runs (its lag is then its last). */
+  pid?: number;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { deflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
@@ -6,7 +7,7 @@ import type { Snapshot, SnapshotKind } from '../../src/api/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { ingest } from '../../src/poller/index.ts';
 import { MIGRATIONS, SnapshotStore } from '../../src/store/index.ts';
-import { StreamConsumer, StreamPublisher } from '../../src/stream/index.ts';
+import { STREAM_HEARTBEAT, StreamConsumer, StreamPublisher } from '../../src/stream/index.ts';
 import { collectStatus } from '../../src/cli/status-command.ts';
 import { runCli, waitFor } from '../helpers/daemon.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
@@ -230,6 +231,13 @@ describe('a runner can be watched', () => {
       const check = await runCli(['status', '--check', '--db', db]);
       expect(check.stdout).toMatch(/^ok: last event-stream read \d+s ago\n$/);
       expect(check.status).toBe(0);
+      expect(status.stdout).not.toContain('no longer running');
+      // A runner that stopped: its last lag stays, and status says it is the last.
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+      store.setRuntime(STREAM_HEARTBEAT, { stream, group: 'watched', lag: 3, pending: 0, pid: gone }, Date.now());
+      expect((await runCli(['status', '--db', db])).stdout).toMatch(
+        new RegExp(`lag 3 {2}pending 0 {2}last read \\d+s ago\\n {2}its runner \\(pid ${gone}\\) is no longer running: lag and pending are as of its last read\\n`),
+      );
     } finally {
       await consumer.stop();
       store.close();

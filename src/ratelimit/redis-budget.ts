@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import { type RedisConnection, connectRedis, redactRedisUrl } from '../redis/index.ts';
+import { type RedisConnection, connectRedis, describeRedisError, redactRedisUrl } from '../redis/index.ts';
 import { BUDGET_SCRIPT } from './budget-script.ts';
 import type { Priority } from './rate-gate.ts';
 import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
@@ -66,7 +66,7 @@ export class RedisBudgets {
       if (errorLogged) return;
       errorLogged = true;
       // ioredis messages name host and port at most, never the password; log ours, not its URL.
-      logger.warn({ redis: this.where, error: e.message }, 'Redis connection error (logged once per connection loss)');
+      logger.warn({ redis: this.where, error: describeRedisError(e) }, 'Redis connection error (logged once per connection loss)');
     });
     this.redis.on('ready', () => (errorLogged = false));
     this.redis.defineCommand('indexbotBudget', { numberOfKeys: 3, lua: BUDGET_SCRIPT });
@@ -361,7 +361,7 @@ class RedisSharedBudget implements SharedBudget {
     this.local = { tokens: 0, at: this.clock.now(), share };
     this.lastProbe = this.clock.now();
     this.logger.warn(
-      { gate: this.gateName, redis: this.owner.where, share, error: error instanceof Error ? error.message : String(error), limitPerWindow: Math.floor(view.limit / share) },
+      { gate: this.gateName, redis: this.owner.where, share, error: describeRedisError(error), limitPerWindow: Math.floor(view.limit / share) },
       `shared rate budget unreachable; pacing locally to 1/${share} of it until Redis answers`,
     );
   }

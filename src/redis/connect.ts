@@ -75,6 +75,18 @@ export function connectRedis(url: string, o: ConnectionOptions): RedisConnection
   return new Cluster(cluster.nodes, { redisOptions, enableOfflineQueue, lazyConnect, clusterRetryStrategy: retryStrategy, slotsRefreshTimeout: o.connectTimeout });
 }
 
+/**
+ * What went wrong with a Redis command, in words for a log: ioredis says a connection that is
+ * down in terms of its own options ("Stream isn't writeable and enableOfflineQueue options is
+ * false", "Reached the max retries per request limit (which is 1). Refer to …").
+ */
+export function describeRedisError(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (/Stream isn't writeable|Connection is closed/.test(message)) return 'not connected to Redis';
+  if (/max retries per request/.test(message)) return 'Redis did not answer before the connection was lost';
+  return message;
+}
+
 /** The URL as it may be logged: without its password, nor a user name other than `default`. */
 export function redactRedisUrl(url: string): string {
   const cluster = /^(rediss?-cluster:\/\/)(?:([^:@/]*)(?::([^@/]*))?@)?(.*)$/.exec(url);

@@ -1,1 +1,12 @@
-export { type ConnectionOptions, type RedisConnection, connectRedis, credentialsRefusal, redisUrlProblem, parseClusterUrl, probeRedis, redactRedisUrl, refusedCredentials } from './connect.ts';
+export {
+  type ConnectionOptions,
+  type RedisConnection,
+  connectRedis,
+  credentialsRefusal,
+  describeRedisError,
+  redisUrlProblem,
+  parseClusterUrl,
+  probeRedis,
+  redactRedisUrl,
+  refusedCredentials,
+} from './connect.ts';

@@ -2,7 +2,7 @@ import { type Logger, silentLogger } from '../core/index.ts';
 import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
 import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
-import { type RedisConnection, connectRedis } from '../redis/index.ts';
+import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
 import { EVENT_STREAM, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat } from './heartbeat.ts';
 
@@ -88,7 +88,7 @@ export class StreamConsumer {
         backoffMs = 0;
         continue;
       } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
+        const message = describeRedisError(e);
         // Redis restarted without its data: the group is gone; recreate it and read from the start (nothing is stored twice).
         if (/NOGROUP/.test(message)) pendingDone = false;
         if (!this.failing) this.logger.warn({ stream: this.stream, group: this.o.group, error: message }, 'could not read the event stream; retrying with backoff');

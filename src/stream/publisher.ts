@@ -1,6 +1,6 @@
 import { type Logger, silentLogger } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
-import { type RedisConnection, connectRedis } from '../redis/index.ts';
+import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
 import { EVENT_STREAM, PUBLISH_BATCH, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 
 export interface StreamPublisherOptions {
@@ -105,8 +105,7 @@ export class StreamPublisher {
         this.failing = false;
         backoffMs = 0;
       } catch (e) {
-        if (!this.failing)
-          this.logger.warn({ stream: this.stream, error: e instanceof Error ? e.message : String(e) }, 'could not publish events to the stream; retrying with backoff (polling goes on)');
+        if (!this.failing) this.logger.warn({ stream: this.stream, error: describeRedisError(e) }, 'could not publish events to the stream; retrying with backoff (polling goes on)');
         this.failing = true;
         backoffMs = Math.min(10_000, Math.max(250, backoffMs * 2));
       }

@@ -5,7 +5,7 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, LOG_LEVELS, type LogFormat, type LogLevel, MAX_TIMER_MS, UsageError } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, describeIssues, type LogFormat, type LogLevel, MAX_TIMER_MS, UsageError } from '../core/index.ts';
 import { redisUrlProblem } from '../redis/index.ts';
 
 /**
@@ -429,13 +429,5 @@ function readConfigFile(path: string, required: boolean): ConfigFile | undefined
   }
   const parsed = configFileSchema.safeParse(json);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const at = issue.path.map(String).join('.') || '(top level)';
-    if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys.map((k) => (at === '(top level)' ? k : `${at}.${k}`));
-      return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
-    }
-    return `${at}: ${issue.message}`;
-  });
-  throw new ConfigError(`${path}: ${problems.join('; ')}`);
+  throw new ConfigError(`${path}: ${describeIssues(parsed.error)}`);
 }

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /**
  * Terminal escape sequences (CSI, OSC, and the two-byte ones), then any C0/C1 control
  * character or bidirectional override left: text from the server or a strategy that a
@@ -11,4 +13,21 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 /** `s` as one line of plain text: escape sequences removed, line breaks, tabs and other controls made spaces. */
 export function plainText(s: string): string {
   return s.replace(ESCAPES, '').replace(CONTROLS, ' ');
+}
+
+/**
+ * A schema's refusal as one line: each issue as `key.path: message`, unknown keys named
+ * (zod's own pretty form spans lines, with ✖ and → marks).
+ */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const at = issue.path.map(String).join('.') || '(top level)';
+      if (issue.code === 'unrecognized_keys') {
+        const keys = issue.keys.map((k) => (at === '(top level)' ? k : `${at}.${k}`));
+        return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
+      }
+      return `${at}: ${issue.message}`;
+    })
+    .join('; ');
 }

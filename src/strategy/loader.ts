@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ConfigError, type Logger, StrategyError } from '../core/index.ts';
+import { ConfigError, type Logger, StrategyError, describeIssues } from '../core/index.ts';
 import { type Strategy, isStrategy } from './define.ts';
 
 export interface LoadedStrategy {
@@ -196,7 +196,7 @@ export function withParams(strategy: Strategy, file: string, raw: unknown): Load
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${z.prettifyError(parsed.error).replace(/\n/g, '; ')}`, 'STRATEGY_PARAMS');
+    throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${describeIssues(parsed.error)}`, 'STRATEGY_PARAMS');
   }
   return { strategy, params: Object.freeze(parsed.data), file };
 }

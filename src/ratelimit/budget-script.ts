@@ -12,7 +12,8 @@
  *         wlast (the reset of the latest fixed window a response told), born (when it was
  *         created: a take's seq names a take of this budget only, not of one created anew
  *         after Redis lost it), solo (the last take granted while no other was outstanding),
- *         wlow/wlowseq (the lowest remaining a response of that window told, and its take)
+ *         wlow/wlowseq (the lowest remaining a response of that window told, and its take),
+ *         wseen (when a process last told a fixed window)
  * KEYS[2] sorted set: process id -> last seen (ms), for the 1/N fallback and `status`
  * KEYS[3] sorted set: the outstanding takes, seq -> seq: taken, and no response seen yet
  * ARGV    op (take | observe | return | beat), process id, limit, burst, window ms, then per op:
@@ -37,7 +38,7 @@ local op = ARGV[1]
 local cfgLimit = tonumber(ARGV[3]) or 1
 local cfgBurst = tonumber(ARGV[4]) or 1
 local windowMs = math.max(1, tonumber(ARGV[5]) or 60000)
-local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born', 'solo', 'wlow', 'wlowseq')
+local f = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'limit', 'burst', 'paused', 'wrem', 'wreset', 'seq', 'obsseq', 'hold1', 'hold2', 'ckseq', 'ckat', 'wlast', 'born', 'solo', 'wlow', 'wlowseq', 'wseen')
 local fresh = not f[2]
 local limit = math.max(1, math.min(cfgLimit, tonumber(f[3]) or cfgLimit))
 local burst = math.max(1, math.min(cfgBurst, tonumber(f[4]) or cfgBurst))
@@ -58,6 +59,7 @@ local born = tonumber(f[15]) or now
 local solo = tonumber(f[16]) or 0
 local wlow = tonumber(f[17])
 local wlowseq = tonumber(f[18]) or 0
+local wseen = tonumber(f[19])
 local rate = limit / windowMs
 -- A window always has an end (an older script could leave one without).
 if not wreset then wrem = nil end
@@ -170,8 +172,11 @@ elseif op == 'observe' then
       end
     end
     local resetIn = tonumber(ARGV[9])
+    if ARGV[10] == 'window' then wseen = now end
     if ARGV[10] == 'bucket' then
-      if news then wrem = nil; wreset = nil end
+      -- One process may take a fixed window for a bucket (responses out of order look like a
+      -- refill): a window another told in the last two windows' time still holds for all.
+      if news and not (wseen and now - wseen < 2 * windowMs) then wrem = nil; wreset = nil end
     elseif resetIn and resetIn > 0 then
       -- Which window it was counted in, by its reset (they are a second or more apart). The
       -- first response of a new one starts it, even to an older take (a lease's, sent late);
@@ -223,6 +228,7 @@ if op == 'take' or not fresh then
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now, 'limit', limit, 'burst', burst, 'paused', paused, 'seq', seq, 'obsseq', obsseq, 'hold1', hold1, 'hold2', hold2, 'ckseq', ckseq, 'ckat', ckat, 'born', born, 'solo', solo)
   if wlast then redis.call('HSET', KEYS[1], 'wlast', wlast) end
   if wlow then redis.call('HSET', KEYS[1], 'wlow', wlow, 'wlowseq', wlowseq) end
+  if wseen then redis.call('HSET', KEYS[1], 'wseen', wseen) end
   if wrem then redis.call('HSET', KEYS[1], 'wrem', wrem) else redis.call('HDEL', KEYS[1], 'wrem') end
   if wreset then redis.call('HSET', KEYS[1], 'wreset', wreset) else redis.call('HDEL', KEYS[1], 'wreset') end
   redis.call('PEXPIRE', KEYS[1], ttl)

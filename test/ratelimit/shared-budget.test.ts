@@ -186,6 +186,25 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(granted).toBeGreaterThanOrEqual(6);
   });
 
+  it('a process that takes a fixed window for a bucket does not lift the window another process told', async () => {
+    const digest = freshDigest();
+    const a = (await proc('model-a')).budget(digest, 'key:a');
+    const b = (await proc('model-b')).budget(digest, 'key:b');
+    const obsseq = async () => admin.hget(budgetKeys(digest)[0], 'obsseq');
+    const v = view({ limit: 600, burst: 200, windowMs: 1_000 });
+    expect(await a.take('normal', v)).toMatchObject({ waitMs: 0, seq: 1 });
+    expect(await b.take('normal', v)).toMatchObject({ waitMs: 0, seq: 2 });
+    const told = (seq: number, remaining: number, serverModel: 'window' | 'bucket') => ({ seq, serverLimit: 10, remaining, resetInMs: 5_000, serverModel, pauseMs: undefined });
+    a.observe(told(1, 1, 'window'));
+    await until(async () => (await obsseq()) === '1');
+    // b's gate saw its responses out of order and calls the server a bucket: the window (1 left of 10) still holds.
+    b.observe(told(2, 0, 'bucket'));
+    await until(async () => (await obsseq()) === '2');
+    // Long enough for the bucket to refill, not for the window (5 s) to end.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await b.take('normal', v)).waitMs).toBeGreaterThan(3_000);
+  });
+
   it('in a token bucket, what a response says is left is lowered by the takes after it only', async () => {
     const digest = freshDigest();
     const a = (await proc('order-bucket')).budget(digest, 'key:a');

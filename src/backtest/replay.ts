@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
-import { BacktestDataError, type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import { type NewEvent, stableHash } from '../detect/index.ts';
+import { BacktestDataError, type Logger, silentLogger } from '../core/index.ts';
+import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { ReplayMarket } from './replay-market.ts';
-import { DailyCloses } from './series.ts';
+import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
 
 export interface BacktestOptions {
@@ -119,8 +119,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const name = o.strategy.strategy.name;
   const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
 
-  let simNow = settings.from;
-  const clock: Clock = { now: () => simNow, setTimeout: systemClock.setTimeout, clearTimeout: systemClock.clearTimeout };
+  const clock = new SimulatedClock(settings.from);
   const ledger = SnapshotStore.open(':memory:');
   const log = new MemoryEventLog();
   const tokens = o.cache.history.tokens();
@@ -165,71 +164,18 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     }
 
     const total = coverage.reduce((a, c) => a + c.points, 0) + o.cache.rebalanceTransitionCount(settings.indexes, settings.from, settings.to);
+    // The report keeps daily closes, not every item: memory stays flat in the length of the history.
+    const timeline = new Timeline({ clock, market, log, runtime, strategy: name, indexes: settings.indexes, cash: settings.cash, total, onProgress: o.onProgress });
     // Status changes after `from`, read as the replay reaches them.
     const transitions = o.cache.rebalanceTransitions(settings.indexes, settings.from, settings.to);
-    let transition = transitions.next();
-    // The report keeps daily closes, not every item: memory stays flat in the length of the history.
-    const equity = new DailyCloses();
-    equity.start(settings.from, { value: settings.cash, exposure: 0 });
-    const bookValue = () => valueBook(runtime.book(name)!, market);
-    const navs = new Map(settings.indexes.map((indexId) => [indexId, { closes: new DailyCloses(), closeAt: () => ({ value: market.navAt(indexId)!.nav }) }]));
-    let done = 0;
-    let reported = 0;
-    let groupAt: number | undefined;
-    // The events of a moment's points: one array for the whole replay, emptied at each moment.
-    const made: NewEvent[] = [];
-    const closeGroup = async () => {
-      if (groupAt === undefined) return;
-      if (log.hasNew()) await runtime.drain();
-      if (done - reported >= 2_000) {
-        reported = done;
-        o.onProgress?.({ done, total, simNow });
-      }
-    };
-    const moveTo = async (t: number) => {
-      await closeGroup();
-      equity.advance(t, bookValue);
-      groupAt = t;
-      simNow = t;
-    };
-
     try {
-      for (const moment of o.cache.history.replay(settings.indexes, interval, settings.from, settings.to)) {
-        const ts = moment.ts;
-        // A status change at the same time as a point comes first: the point already shows its result.
-        for (; !transition.done && transition.value.at <= ts; transition = transitions.next()) {
-          const t = transition.value;
-          if (t.at !== groupAt) await moveTo(t.at);
-          if (t.status === 'completed') market.completed(t.record);
-          log.append(market.feed(t.record.index_id, [asObserved(t.record, t.status)], t.at));
-          done++;
-        }
-        if (ts !== groupAt) await moveTo(ts);
-        made.length = 0;
-        for (let p = 0; p < moment.indexIds.length; p++) {
-          const indexId = moment.indexIds[p]!;
-          const nav = navs.get(indexId)!;
-          if (nav.closes.started) nav.closes.advance(ts, nav.closeAt);
-          else nav.closes.start(ts, { value: moment.navs[p]! });
-          market.point(moment, p, made);
-          done++;
-        }
-        log.append(made);
-      }
+      await timeline.replay(o.cache.history.replay(settings.indexes, interval, settings.from, settings.to), transitions);
     } finally {
       // Ends the statement early too (a handler threw), so the cache can run it again.
       transitions.return(undefined);
     }
-    await closeGroup();
-    o.onProgress?.({ done, total, simNow });
-    equity.finish(bookValue);
-    const equityCloses = equity.equityPoints();
-    const navCloses = [...navs]
-      .filter(([, n]) => n.closes.started)
-      .map(([indexId, n]) => {
-        n.closes.finish(n.closeAt);
-        return { indexId, points: n.closes.pairs() };
-      });
+    const equityCloses = timeline.equity.equityPoints();
+    const navCloses = [...timeline.navs].filter(([, closes]) => closes.started).map(([indexId, closes]) => ({ indexId, points: closes.pairs() }));
 
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
@@ -253,7 +199,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
       equity: equityCloses,
       navs: navCloses,
-      replayed: done,
+      replayed: timeline.done,
       elapsedMs: performance.now() - started,
       finalState: Object.fromEntries(runtime.state(name)!),
     };
@@ -307,21 +253,6 @@ export const defaultMaxGapMs = (interval: HistoryInterval): number => 6 * INTERV
 
 /** A gap longer than the largest a run accepts without `allowGaps`. */
 export const isLargeGap = (gap: TimeRange, step: number, maxGapMs: number): boolean => gap.to - gap.from + step > maxGapMs;
-
-/** The record as the feed showed it while it had `status`. */
-function asObserved(r: Rebalance, status: string): Rebalance {
-  return status === r.status ? r : { ...r, status: status as Rebalance['status'], completed_at: status === 'completed' ? r.completed_at : null };
-}
-
-function valueBook(book: { cash: number; positions: { instrument: string; quantity: number; costUsd: number }[] }, market: ReplayMarket): { value: number; exposure: number } {
-  let invested = 0;
-  for (const p of book.positions) {
-    const price = market.price(p.instrument);
-    invested += price === undefined ? p.costUsd : price * p.quantity;
-  }
-  const value = book.cash + invested;
-  return { value, exposure: value > 0 ? invested / value : 0 };
-}
 
 /** The SHA-256 of `JSON.stringify(items)`, fed item by item: a long trade list is never one string. */
 function hashOfJson(items: readonly unknown[]): string {

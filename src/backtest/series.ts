@@ -6,6 +6,11 @@ export interface Close {
   exposure?: number;
 }
 
+/** Where a series' value as of now comes from. */
+export interface CloseSource {
+  closeAt(t: number): Close;
+}
+
 /**
  * Daily closes of a value, gathered as the replay goes so that memory does not grow with
  * the number of items: the first point, one point at each 00:00 UTC boundary crossed (the
@@ -24,6 +29,8 @@ export class DailyCloses {
   private latest = Number.NEGATIVE_INFINITY;
   private nextBoundary = Number.POSITIVE_INFINITY;
 
+  constructor(private readonly source: CloseSource) {}
+
   /** The first point; boundaries at or before it are not repeated. */
   start(t: number, close: Close): void {
     this.push(t, close);
@@ -37,19 +44,19 @@ export class DailyCloses {
 
   /**
    * Time moves on to `t`: every boundary in [latest observation, t) closes at the value
-   * `closeAt` gives, which is still the one as of the latest observation.
+   * the source gives, which is still the one as of the latest observation.
    */
-  advance(t: number, closeAt: (boundary: number) => Close): void {
+  advance(t: number): void {
     if (this.nextBoundary < t) {
-      const close = closeAt(this.nextBoundary);
+      const close = this.source.closeAt(this.nextBoundary);
       for (; this.nextBoundary < t; this.nextBoundary += DAY_MS) this.push(this.nextBoundary, close);
     }
     if (t > this.latest) this.latest = t;
   }
 
   /** The last point, at the time of the latest observation (unless that is the first point's). */
-  finish(closeAt: (t: number) => Close): void {
-    if (this.times[this.size - 1] !== this.latest) this.push(this.latest, closeAt(this.latest));
+  finish(): void {
+    if (this.times[this.size - 1] !== this.latest) this.push(this.latest, this.source.closeAt(this.latest));
   }
 
   /** `[t, value]` per point. */

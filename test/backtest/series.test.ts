@@ -7,22 +7,23 @@ const T0 = Date.UTC(2025, 0, 1, 10);
 
 describe('DailyCloses', () => {
   it('keeps the first point, one point per 00:00 UTC crossed at the value as of then, and the last', () => {
-    const closes = new DailyCloses();
     let value = 0;
     let asked = 0;
-    const valueNow = () => {
-      asked++;
-      return { value };
-    };
+    const closes = new DailyCloses({
+      closeAt: () => {
+        asked++;
+        return { value };
+      },
+    });
     closes.start(T0, { value: 1 });
     // Hourly observations for a day and a half, then a hole of three days.
     for (let h = 1; h <= 36; h++) {
-      closes.advance(T0 + h * H, valueNow);
+      closes.advance(T0 + h * H);
       value = h;
     }
-    closes.advance(T0 + 36 * H + 3 * DAY_MS, valueNow);
+    closes.advance(T0 + 36 * H + 3 * DAY_MS);
     value = 99;
-    closes.finish(valueNow);
+    closes.finish();
     const midnight = Date.UTC(2025, 0, 2);
     expect(closes.pairs()).toEqual([
       [T0, 1],
@@ -38,10 +39,15 @@ describe('DailyCloses', () => {
   });
 
   it('keeps equity with its exposure, past the first columns it allocated', () => {
-    const closes = new DailyCloses();
-    closes.start(T0, { value: 100, exposure: 0 });
-    for (let d = 1; d <= 200; d++) closes.advance(T0 + d * DAY_MS, () => ({ value: 100 + d - 1, exposure: (d - 1) / 200 }));
-    closes.finish(() => ({ value: 300, exposure: 1 }));
+    let close = { value: 100, exposure: 0 };
+    const closes = new DailyCloses({ closeAt: () => close });
+    closes.start(T0, close);
+    for (let d = 1; d <= 200; d++) {
+      close = { value: 100 + d - 1, exposure: (d - 1) / 200 };
+      closes.advance(T0 + d * DAY_MS);
+    }
+    close = { value: 300, exposure: 1 };
+    closes.finish();
     const points = closes.equityPoints();
     expect(points).toHaveLength(202);
     expect(points[1]).toEqual({ t: Date.UTC(2025, 0, 2), value: 100, exposure: 0 });
@@ -50,9 +56,9 @@ describe('DailyCloses', () => {
   });
 
   it('a single observation is a single point', () => {
-    const closes = new DailyCloses();
+    const closes = new DailyCloses({ closeAt: () => ({ value: 6 }) });
     closes.start(T0, { value: 5 });
-    closes.finish(() => ({ value: 6 }));
+    closes.finish();
     expect(closes.pairs()).toEqual([[T0, 5]]);
   });
 });

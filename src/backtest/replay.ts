@@ -139,8 +139,10 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     maxAttempts: 1,
     timeoutMs: o.timeoutMs,
     startedAt: settings.from,
-    onFill: (_s, f, eventId) => fills.push({ ...f, eventId }),
-    onReject: (_s, r, eventId) => rejections.push({ ...r, eventId }),
+    // Field by field, not spread: a spread of the runtime's objects, whose maps vary, took
+    // V8's slow path and gave each copy a map of its own (about 270 bytes more per fill).
+    onFill: (_s, f, eventId) => fills.push({ instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId }),
+    onReject: (_s, r, eventId) => rejections.push({ instrument: r.instrument, side: r.side, code: r.code, reason: r.reason, at: r.at, eventId }),
     onAlert: () => alerts++,
     // The ledger is private and thrown away: the report takes fills, book and state from the runtime.
     memoryOnly: true,

@@ -51,6 +51,11 @@ export interface InstrumentPnl {
   totalPnl: number;
 }
 
+/** Field by field, not a spread: see the backtest's fills. */
+function tradeRow(f: TradeFill, realisedPnl: number | null, holdingMs: number | null): TradeRow {
+  return { instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, realisedPnl, holdingMs };
+}
+
 export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; stats: TradeStats } {
   const held = new Map<string, { quantity: number; cost: number; since: number }>();
   const rows: TradeRow[] = [];
@@ -60,14 +65,14 @@ export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; st
     if (f.side === 'buy') {
       const quantity = h.quantity + f.quantity;
       held.set(f.instrument, { quantity, cost: h.cost + f.quantity * f.price + f.feeUsd, since: (h.since * h.quantity + f.at * f.quantity) / quantity });
-      rows.push({ ...f, realisedPnl: null, holdingMs: null });
+      rows.push(tradeRow(f, null, null));
       continue;
     }
     const sold = Math.min(f.quantity, h.quantity);
     const costOfSold = h.quantity > 0 ? (h.cost * sold) / h.quantity : 0;
     const pnl = f.quantity * f.price - f.feeUsd - costOfSold;
     pnls.push(pnl);
-    rows.push({ ...f, realisedPnl: pnl, holdingMs: h.quantity > 0 ? f.at - h.since : null });
+    rows.push(tradeRow(f, pnl, h.quantity > 0 ? f.at - h.since : null));
     held.set(f.instrument, { quantity: h.quantity - sold, cost: h.cost - costOfSold, since: h.since });
   }
   const wins = pnls.filter((p) => p > 0);

@@ -6,8 +6,9 @@
  *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
- * - a 16-set sweep of rebalance-front-run, on one thread and on one per core (each in its own process),
- *   each run's report.json and report.html made as `backtest --grid` makes them.
+ * - a 16-set sweep of rebalance-front-run over 10x1 and over 10x4, on one thread and on one
+ *   per core (each in its own process), each run's report.json and report.html made as
+ *   `backtest --grid` makes them; the summary's speed-up is the lower of the two.
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFileSync } from 'node:child_process';
@@ -170,14 +171,14 @@ interface SweepFigures {
 }
 
 /**
- * A sweep of 16 parameter sets of rebalance-front-run on 10 indexes x 1 year, on `workers`
+ * A sweep of 16 parameter sets of rebalance-front-run on `indexes` x `years`, on `workers`
  * threads. Serial and parallel each run in a process of their own, set up alike (the code
  * loaded, nothing run yet): neither gains from what the other warmed.
  */
-async function sweep(path: string, workers: number): Promise<SweepFigures> {
+async function sweep(path: string, workers: number, indexes: number, years: number): Promise<SweepFigures> {
   const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
   const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
-  const settings = { indexes: indexesOf(10), from: FROM, to: endOf(1), cash: 1e6 };
+  const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
   const t = performance.now();
   const cpu0 = process.cpuUsage();
   // As `backtest --grid` runs it: report.json and report.html made in the thread that ran the job.
@@ -225,15 +226,24 @@ export async function run(): Promise<void> {
       }
     }
     // In its own process too: the sweep loads the strategy file, whose `indexbot` import resolves to src/ only under the condition the children get.
+    // Two sizes: short runs (10x1, about half a second each) show what each thread's start
+    // and warm-up cost; runs of about two seconds (10x4) show the steady state.
     const workers = availableParallelism();
-    const serial = child<SweepFigures>(['--sweep', path, '1']);
-    const parallel = child<SweepFigures>(['--sweep', path, String(workers)]);
-    const same = parallel.reports.every((r, i) => r === serial.reports[i]);
-    summary.sweep_speedup = (serial.seconds / parallel.seconds).toFixed(2);
-    console.log(
-      `  sweep of 16 parameter sets (rebalance-front-run, 10x1), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s), speed-up ${summary.sweep_speedup}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
-    );
-    if (!same) process.exitCode = 1;
+    for (const [indexes, years] of [
+      [10, 1],
+      [10, 4],
+    ] as const) {
+      const size = [String(indexes), String(years)];
+      const serial = child<SweepFigures>(['--sweep', path, '1', ...size]);
+      const parallel = child<SweepFigures>(['--sweep', path, String(workers), ...size]);
+      const same = parallel.reports.every((r, i) => r === serial.reports[i]);
+      const speedup = serial.seconds / parallel.seconds;
+      summary.sweep_speedup = Math.min(Number(summary.sweep_speedup ?? Infinity), speedup).toFixed(2);
+      console.log(
+        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+      );
+      if (!same) process.exitCode = 1;
+    }
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -246,7 +256,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
-  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]))));
+  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

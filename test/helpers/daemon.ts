@@ -60,11 +60,12 @@ export function readDb<T>(dbPath: string, fn: (db: Database.Database) => T): T {
   }
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000, everyMs = 100): Promise<T> {
+/** Polls `probe` (sync or async) until it gives a truthy value. An async probe is awaited: a pending promise is no answer. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 100): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const v = probe();
+      const v = await probe();
       if (v) return v;
     } catch {
       // not there yet (the file may not exist before the daemon's first write)

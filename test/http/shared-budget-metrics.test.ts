@@ -53,7 +53,7 @@ describe('the shared budget in /metrics and status (real redis-server)', () => {
       20_000,
       500,
     );
-    // The JSON is read the same way (CI once read it without the gate right after the text had it; not reproduced in 9 loaded runs).
+    // The JSON is polled the same way: the daemon reports its gates a moment after it starts.
     let json = '';
     await waitFor(
       'status --json to list the gate',

@@ -438,6 +438,9 @@ describe('RedisBudgets (against a real redis-server)', () => {
     const b = (await proc('lost-b')).budget(digest, 'key:b');
     const v = view({ limit: 60, burst: 40 });
     const old = await a.take('normal', v);
+    // A budget is told apart from the one before by when it was made, in Redis's milliseconds:
+    // lost and made anew within the same millisecond (only here, on a fast machine) they would be one.
+    await new Promise((r) => setTimeout(r, 5));
     await admin.del(...budgetKeys(digest));
     // Another process creates the budget anew: its first take is seq 1 again.
     const fresh = await b.take('normal', v);

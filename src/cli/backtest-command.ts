@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -240,8 +240,11 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   checkConfiguredNames({ ...config.strategies, logger }, dir, names, existsSync(dir) && strategyFiles(dir).length > all.length);
   if (asFile) return { strategy: asFile, file: nameOrPath };
   const found = all.find((s) => s.strategy.name === nameOrPath);
-  if (!found) throw new ConfigError(`no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
-  return { strategy: found.strategy, file: found.file };
+  if (found) return { strategy: found.strategy, file: found.file };
+  // A file of that name that failed to load: its own error says why, where "no strategy named" would not.
+  const file = existsSync(dir) ? strategyFiles(dir).find((f) => basename(f).replace(/\.[cm]?[jt]s$/, '') === nameOrPath) : undefined;
+  if (file) await loadStrategyModule(file);
+  throw new ConfigError(`no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
 }
 
 async function withProgress<T>(label: string, logger: Logger, run: (onProgress: BacktestOptions['onProgress']) => Promise<T>): Promise<T> {

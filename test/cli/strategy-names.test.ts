@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/daemon.ts';
@@ -34,5 +34,20 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     const r = await runCli(['doctor'], { INDEXBOT_CONFIG: typoConfig() });
     expect(r.stdout).toMatch(/FAIL {2}strategies +strategies\.params "rebalance-front-runn"; strategies\.disabled "drift-reversal": no such strategy in strategies/);
     expect(r.status).toBe(1);
+  });
+
+  it('backtest of a strategy whose file fails to load says why, not that there is no such strategy', async () => {
+    const db = tempDbPath();
+    const dir = join(dirname(db), 'strategies');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'broken.ts'), 'export default {\n');
+    const config = join(dirname(db), 'indexbot.json');
+    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, strategies: { dir } }));
+    chmodSync(config, 0o600);
+    const r = await runCli(['backtest', '--strategy', 'broken'], { INDEXBOT_CONFIG: config });
+    const last = r.stderr.trim().split('\n').at(-1)!;
+    expect(last, r.stderr).toMatch(/^indexbot: \S*broken\.ts:\d+: failed to load: .+ \[STRATEGY_LOAD\]$/);
+    expect(r.stderr).not.toContain('no strategy named');
+    expect(r.status).toBe(78);
   });
 });

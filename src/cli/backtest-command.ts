@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -25,7 +25,7 @@ import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contrac
 import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
-import { type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFiles, withParams } from '../strategy/index.ts';
+import { STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
 import { packageJson } from './package-files.ts';
 
@@ -233,7 +233,7 @@ export function researchInputs(flags: BacktestInputFlags, config: Config, cache:
  */
 export async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
   const { dir, explicit } = config.strategies;
-  const asFile = existsSync(nameOrPath) && /\.(ts|mts|js|mjs)$/.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
+  const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];
@@ -242,7 +242,7 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   const found = all.find((s) => s.strategy.name === nameOrPath);
   if (found) return { strategy: found.strategy, file: found.file };
   // A file of that name that failed to load: its own error says why, where "no strategy named" would not.
-  const file = existsSync(dir) ? strategyFiles(dir).find((f) => basename(f).replace(/\.[cm]?[jt]s$/, '') === nameOrPath) : undefined;
+  const file = strategyFileNamed(dir, nameOrPath);
   if (file) await loadStrategyModule(file);
   throw new ConfigError(`no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
 }

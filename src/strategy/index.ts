@@ -13,6 +13,17 @@ export {
   parseInstrument,
 } from './broker.ts';
 export { PaperBroker, type PaperBrokerOptions, type PaperBook } from './paper-broker.ts';
-export { checkConfiguredNames, strategyFiles, loadStrategy, loadStrategies, loadStrategyModule, withParams, type LoadedStrategy, type LoadOptions } from './loader.ts';
+export {
+  checkConfiguredNames,
+  strategyFiles,
+  strategyFileNamed,
+  STRATEGY_SOURCE,
+  loadStrategy,
+  loadStrategies,
+  loadStrategyModule,
+  withParams,
+  type LoadedStrategy,
+  type LoadOptions,
+} from './loader.ts';
 export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf, pausedStrategies } from './runtime.ts';
 export { watchStrategies, type WatchOptions } from './watch.ts';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Logger, StrategyError, describeIssues } from '../core/index.ts';
@@ -33,7 +33,8 @@ export interface LoadOptions {
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
-const SOURCE = /\.(ts|mts|js|mjs)$/;
+/** A strategy's source file, by its name. */
+export const STRATEGY_SOURCE = /\.(ts|mts|js|mjs)$/;
 const TYPESCRIPT = /\.m?ts$/;
 /** What a strategy that declares no params gets: nothing, and a config that sets some is told so. */
 const NO_PARAMS = z.strictObject({});
@@ -71,9 +72,14 @@ export async function loadStrategies(dir: string, o: LoadOptions): Promise<Loade
 /** The strategy files of a directory (not tests, declarations, or names starting with `_` or `.`), in name order. */
 export function strategyFiles(dir: string): string[] {
   return readdirSync(dir)
-    .filter((f) => SOURCE.test(f) && !f.endsWith('.d.ts') && !/\.(test|spec)\./.test(f) && !f.startsWith('_') && !f.startsWith('.'))
+    .filter((f) => STRATEGY_SOURCE.test(f) && !f.endsWith('.d.ts') && !/\.(test|spec)\./.test(f) && !f.startsWith('_') && !f.startsWith('.'))
     .sort()
     .map((f) => join(dir, f));
+}
+
+/** The strategy file of `dir` whose name, less its extension, is `stem`. */
+export function strategyFileNamed(dir: string, stem: string): string | undefined {
+  return existsSync(dir) ? strategyFiles(dir).find((f) => basename(f).replace(STRATEGY_SOURCE, '') === stem) : undefined;
 }
 
 /**

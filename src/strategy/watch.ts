@@ -1,7 +1,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../core/index.ts';
-import { type LoadedStrategy, loadStrategyModule, withParams } from './loader.ts';
+import { type LoadedStrategy, STRATEGY_SOURCE, loadStrategyModule, withParams } from './loader.ts';
 import type { StrategyRuntime } from './runtime.ts';
 
 export interface WatchOptions {
@@ -17,8 +17,6 @@ export interface WatchOptions {
   /** Quiet time after the last change before reloading: an editor's save is several writes. @default 100 */
   settleMs?: number;
 }
-
-const SOURCE = /\.(ts|mts|js|mjs)$/;
 
 /**
  * Watch mode: reloads a strategy whose file changed and hands it to the runtime, which runs
@@ -56,7 +54,7 @@ export function watchStrategies(o: WatchOptions): { close(): void } {
   };
 
   const watcher: FSWatcher = watch(o.dir, (_event, filename) => {
-    if (!filename || !SOURCE.test(filename) || filename.endsWith('.d.ts')) return;
+    if (!filename || !STRATEGY_SOURCE.test(filename) || filename.endsWith('.d.ts')) return;
     changed.add(resolve(join(o.dir, filename)));
     clearTimeout(timer);
     timer = setTimeout(() => {

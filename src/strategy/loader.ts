@@ -139,27 +139,63 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
 let generation = 0;
 
 /**
- * ESM caches a module by URL: TypeScript goes through tsx's `tsImport`, which loads the file
- * and its own imports in a fresh namespace; JavaScript gets a query that makes the URL new.
+ * ESM caches a module by URL, so each load asks for the file with a new `indexbot-load`
+ * query. TypeScript goes through tsx, in one namespace per thread, and a resolve hook makes
+ * the rest of the import graph follow that rule: the user's own files (relative, absolute
+ * and `#` imports outside node_modules) get the load's query, so a changed helper is read
+ * afresh; packages resolved to JavaScript (zod, an installed indexbot) lose the namespace,
+ * so the strategy shares the instances the engine runs instead of evaluating them again on
+ * every load (each load used to cost its own copy of zod and indexbot, in memory for good).
  * tsx is imported only when a TypeScript file is, so the installed CLI starts on plain Node.
  */
 async function importFresh(path: string): Promise<unknown> {
-  const url = pathToFileURL(path).href;
-  if (!TYPESCRIPT.test(path)) return import(`${url}?v=${++generation}`);
-  return importTypeScript(url);
+  const url = `${pathToFileURL(path).href}?${LOAD_QUERY}=${++generation}`;
+  if (!TYPESCRIPT.test(path)) return import(url);
+  // tsx's output carries inline source maps: with them, errors and stacks name the lines of the user's own file.
+  process.setSourceMapsEnabled(true);
+  return (await typescriptImporter())(url, import.meta.url);
+}
+
+const LOAD_QUERY = 'indexbot-load';
+/** The query a loaded file's URL carries in stacks: not part of its path. */
+export const LOADER_QUERY = /\?(indexbot-load|tsx-namespace)=[^:)\s]*/g;
+
+/** Applied after tsx's own resolve (hooks registered later run first), in the loader's thread. */
+const RESOLVE_HOOK = `
+const LOAD = ${JSON.stringify(LOAD_QUERY)};
+const LOCAL = /^(\\.{1,2}\\/|\\/|#|file:)/;
+const JAVASCRIPT = /\\.(c|m)?js(on)?$/;
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (!resolved.url.startsWith('file:')) return resolved;
+  const url = new URL(resolved.url);
+  if (!LOCAL.test(specifier)) {
+    if (!JAVASCRIPT.test(url.pathname) || !url.searchParams.has('tsx-namespace')) return resolved;
+    url.searchParams.delete('tsx-namespace');
+    return { ...resolved, url: url.href };
+  }
+  const load = context.parentURL && new URL(context.parentURL).searchParams.get(LOAD);
+  if (!load || url.searchParams.has(LOAD) || url.pathname.includes('/node_modules/')) return resolved;
+  url.searchParams.set(LOAD, load);
+  return { ...resolved, url: url.href };
+}`;
+
+let importer: Promise<(specifier: string, parentURL: string) => Promise<unknown>> | undefined;
+
+function typescriptImporter(): Promise<(specifier: string, parentURL: string) => Promise<unknown>> {
+  importer ??= (async () => {
+    const [{ register: registerTsx }, { register }] = await Promise.all([import('tsx/esm/api'), import('node:module')]);
+    const tsx = registerTsx({ namespace: 'indexbot-strategies' });
+    register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`);
+    return tsx.import;
+  })();
+  return importer;
 }
 
 /** Node's syntax error in an ES module carries no line; `node --check` prints it (only this failure pays for the process). */
 function syntaxErrorLine(path: string): string {
   const check = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
   return lineIn(path, check.stderr ?? '');
-}
-
-async function importTypeScript(url: string): Promise<unknown> {
-  const { tsImport } = await import('tsx/esm/api');
-  // tsx's output carries inline source maps: with them, errors and stacks name the lines of the user's own file.
-  process.setSourceMapsEnabled(true);
-  return tsImport(url, { parentURL: import.meta.url });
 }
 
 /** `:line` when the error's message or stack points at a line and column of `path` (a syntax error, a throw at import). */

@@ -4,7 +4,7 @@ import { type SnapshotStore, failureFields } from '../store/index.ts';
 import { AttemptScope, type Book, type BookView, type Effects, HandlerContext, type RunnerShared, ScopedMarketData, viewBook } from './attempt.ts';
 import { type Fill, type Rejection, fillView } from './broker.ts';
 import type { StrategyContext } from './define.ts';
-import type { LoadedStrategy } from './loader.ts';
+import { LOADER_QUERY, type LoadedStrategy } from './loader.ts';
 import type { PaperBrokerOptions } from './paper-broker.ts';
 import { CommittedState } from './state.ts';
 
@@ -507,7 +507,6 @@ function failed(e: unknown): { ok: false; error: string } {
 }
 
 const OWN_FRAME = /[/\\]strategy[/\\](runtime|attempt)\.[jt]s:/;
-const LOADER_QUERY = /\?(tsx-namespace|v)=[^:)\s]*/g;
 
 function isNoEffect(fx: Effects): boolean {
   return fx.writes.size === 0 && fx.touched.size === 0 && fx.fills.length === 0 && fx.alerts.length === 0;

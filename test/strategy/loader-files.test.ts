@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { StrategyError } from '../../src/core/index.ts';
 import { loadStrategies, loadStrategy, loadStrategyModule } from '../../src/strategy/index.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
@@ -75,7 +76,7 @@ describe('strategy files outside the repository', () => {
     await expect(loadStrategies(dir, { logger: captureLogger().logger })).rejects.toThrow(/odd\.ts: params of "odd" must be a zod schema/);
   });
 
-  it('imports a changed file afresh (watch mode), TypeScript with its own imports and JavaScript', async () => {
+  it('imports a changed file afresh (watch mode), TypeScript with its own imports and JavaScript, and the packages they import once', async () => {
     const dir = strategiesDir({});
     const ts = join(dir, 'changing.ts');
     const helper = join(dir, 'limit.ts');
@@ -91,6 +92,20 @@ describe('strategy files outside the repository', () => {
       "import { defineStrategy } from 'indexbot';\nimport { limit } from './limit.ts';\nexport default defineStrategy({ name: 'changing', description: ['v2', limit].join(' '), on: {} });\n",
     );
     expect((await loadStrategyModule(ts)).description).toBe('v2 2');
+
+    // A package it imports is not: it is the instance everything else in the process uses.
+    const counted = join(project, 'node_modules', 'counted');
+    mkdirSync(counted);
+    writeFileSync(join(counted, 'package.json'), JSON.stringify({ name: 'counted', type: 'module', exports: './index.js' }));
+    writeFileSync(join(counted, 'index.js'), 'globalThis.countedEvaluations = (globalThis.countedEvaluations ?? 0) + 1;\nexport const evaluations = () => globalThis.countedEvaluations;\n');
+    const user = join(dir, 'user.ts');
+    writeFileSync(
+      user,
+      "import { defineStrategy } from 'indexbot';\nimport { z } from 'zod';\nimport { evaluations } from 'counted';\nexport default defineStrategy({ name: 'user', params: z.object({}), description: String(evaluations()), on: {} });\n",
+    );
+    for (let i = 0; i < 3; i++) expect((await loadStrategyModule(user)).description).toBe('1');
+    // The schema is made by the zod the engine validates with.
+    expect((await loadStrategyModule(user)).params).toBeInstanceOf(z.ZodType);
 
     const js = join(dir, 'changing.mjs');
     writeFileSync(js, "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'changing-js', description: 'v1', on: {} });\n");

@@ -6,6 +6,7 @@ import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
+import type { HistorySource } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
@@ -35,6 +36,8 @@ export interface BacktestOptions {
   timeoutMs?: number;
   /** @default silentLogger */
   logger?: Logger;
+  /** Where the history points of `cache` are read from: a sweep's thread passes the ones it keeps across its runs. @default `cache`, read by this run */
+  history?: HistorySource;
   onProgress?: (progress: { done: number; total: number; simNow: number }) => void;
 }
 
@@ -171,7 +174,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     // Status changes after `from`, read as the replay reaches them.
     const transitions = o.cache.rebalanceTransitions(settings.indexes, settings.from, settings.to);
     try {
-      await timeline.replay(o.cache.history.replay(settings.indexes, interval, settings.from, settings.to), transitions);
+      await timeline.replay((o.history ?? o.cache.history).moments(settings.indexes, interval, settings.from, settings.to), transitions);
     } finally {
       // Ends the statement early too (a handler threw), so the cache can run it again.
       transitions.return(undefined);

@@ -5,7 +5,7 @@ import { type SweepWork, SweepThread, type WorkerReply } from './sweep.ts';
 
 parentPort!.once('message', async (work: SweepWork) => {
   const next = new Int32Array(work.next);
-  const thread = new SweepThread(work.db);
+  const thread = new SweepThread(work.db, work.historyBudgetBytes);
   try {
     for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
       let reply: WorkerReply;

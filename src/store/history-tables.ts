@@ -86,13 +86,28 @@ export class HistoryTables {
     return { ...held, gaps: whole ? [] : (this.s.heldGaps.all({ indexId, interval, from, to, step: stepMs }) as TimeRange[]) };
   }
 
-  /** Points of the given indexes in [from, to], one moment per time, in time order. */
-  *replay(indexIds: readonly string[], interval: string, from: number, to: number): Generator<HistoryMoment, void, undefined> {
-    for (const [ts, ids, navs, sizes, packed] of this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as IterableIterator<[number, string, string, string, Buffer | null]>) {
-      const ends = JSON.parse(sizes) as (number | null)[];
-      let end = 0;
-      for (let i = 0; i < ends.length; i++) ends[i] = end += (ends[i] ?? 0) / 8;
-      yield { ts, indexIds: JSON.parse(ids) as string[], navs: JSON.parse(navs) as number[], values: packedValues(packed), ends: ends as number[] };
+  /**
+   * Points of the given indexes in [from, to], one moment per time, in time order. Moments
+   * with the same indexes and constituent counts as the one before share its `indexIds` and
+   * `ends` arrays (most of a history): neither parsed nor kept again.
+   */
+  *moments(indexIds: readonly string[], interval: string, from: number, to: number): Generator<HistoryMoment, void, undefined> {
+    let idsText: string | undefined;
+    let ids: string[] = [];
+    let sizesText: string | undefined;
+    let ends: number[] = [];
+    for (const [ts, idsJson, navs, sizes, packed] of this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as IterableIterator<[number, string, string, string, Buffer | null]>) {
+      if (idsJson !== idsText) {
+        idsText = idsJson;
+        ids = JSON.parse(idsJson) as string[];
+      }
+      if (sizes !== sizesText) {
+        sizesText = sizes;
+        const lengths = JSON.parse(sizes) as (number | null)[];
+        let end = 0;
+        ends = lengths.map((length) => (end += (length ?? 0) / 8));
+      }
+      yield { ts, indexIds: ids, navs: JSON.parse(navs) as number[], values: packedValues(packed), ends };
     }
   }
 

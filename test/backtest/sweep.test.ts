@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildReport, renderHtml, reportJson } from '../../src/backtest/index.ts';
+import { buildReport, renderHtml, reportJson, runBacktest } from '../../src/backtest/index.ts';
 import { runSweep } from '../../src/backtest/sweep.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
+import { loadStrategy } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
 const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
@@ -26,6 +28,12 @@ describe('sweeps on worker threads', () => {
     expect(files.map((f) => f.json)).toEqual(serial);
     expect(files.map((f) => f.html)).toEqual(serial.map((r) => renderHtml(JSON.parse(r))));
     expect(serial.map((r) => JSON.parse(r).strategy.params.notionalUsd)).toEqual([50, 100, 150, 200, 250]);
+    // A thread's later runs replay the history its first run kept: the same reports as runs that each read the cache.
+    const cache = SnapshotStore.open(db, { readonly: true });
+    const alone: string[] = [];
+    for (const j of jobs) alone.push(reportJson(buildReport(await runBacktest({ ...settings, cache, strategy: await loadStrategy(file, j.params) }))));
+    cache.close();
+    expect(serial).toEqual(alone);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
   }, 180_000);
 

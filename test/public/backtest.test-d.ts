@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type BacktestOptions, type BacktestResult, type LoadedStrategy, type SnapshotStore, loadStrategy, openCache, runBacktest } from 'indexbot/backtest';
+import { type BacktestOptions, type BacktestResult, type HistorySource, type LoadedStrategy, RecordedHistory, type SnapshotStore, loadStrategy, openCache, runBacktest } from 'indexbot/backtest';
 
 describe('indexbot/backtest', () => {
   it('opens a cache and loads a strategy file into what runBacktest takes', () => {
@@ -9,5 +9,11 @@ describe('indexbot/backtest', () => {
     expectTypeOf<BacktestOptions['strategy']>().toEqualTypeOf<LoadedStrategy>();
     expectTypeOf(runBacktest).returns.resolves.toEqualTypeOf<BacktestResult>();
     expectTypeOf<BacktestResult['fills'][number]['eventId']>().toEqualTypeOf<string>();
+  });
+
+  it('takes the history of many runs over one range from a RecordedHistory', () => {
+    expectTypeOf<RecordedHistory>().toMatchTypeOf<HistorySource>();
+    expectTypeOf<BacktestOptions['history']>().toEqualTypeOf<HistorySource | undefined>();
+    expectTypeOf(RecordedHistory).constructorParameters.toEqualTypeOf<[SnapshotStore, number]>();
   });
 });

@@ -55,7 +55,7 @@ describe('history tables', () => {
       store.history.insertPoints('x', '1h', [point(0, 20), point(H, 21), point(2 * H, 22)]);
       store.history.addCoverage('history:1h', 'x', 0, 2 * H);
     });
-    const moments = [...store.history.replay(['x', 'y'], '1h', 0, 2 * H)];
+    const moments = [...store.history.moments(['x', 'y'], '1h', 0, 2 * H)];
     expect(moments.flatMap((m) => m.indexIds.map((indexId, i) => `${indexId}@${m.ts / H}=${m.navs[i]}`))).toEqual(['x@0=20', 'y@0=10', 'x@1=21', 'y@1=11', 'x@2=22']);
     const tokens = store.history.tokens();
     const cs = constituents(moments[0]!, 1).map((c) => ({ ...tokens.get(c.tokenId), price: c.priceUsd, weight: c.weight }));
@@ -63,7 +63,7 @@ describe('history tables', () => {
       { address: 'A'.repeat(44), symbol: 'AAA', price: 5, weight: 0.6 },
       { address: 'B'.repeat(44), symbol: 'BBB', price: 3, weight: 0.4 },
     ]);
-    expect([...store.history.replay(['y'], '1h', H, H)].map((m) => m.navs)).toEqual([[11]]);
+    expect([...store.history.moments(['y'], '1h', H, H)].map((m) => m.navs)).toEqual([[11]]);
     expect(store.history.coverage('history:1h', 'x')).toEqual([{ from: 0, to: 2 * H }]);
     expect(store.history.span('1h')).toEqual({ indexIds: ['x', 'y'], first: 0, last: 2 * H });
     // The live queries read history too, cut at the time asked.
@@ -101,7 +101,7 @@ describe('history tables', () => {
     const db = new Database(path);
     db.exec('ANALYZE');
     db.close();
-    const moments = [...store.history.replay(ids, '1h', 0, 2 * H)];
+    const moments = [...store.history.moments(ids, '1h', 0, 2 * H)];
     expect(moments.map((m) => m.ts)).toEqual([0, H, 2 * H]);
     const sorted = [...ids].sort();
     for (const [t, m] of moments.entries()) {

@@ -1,7 +1,7 @@
 import { type Clock, type Logger, StrategyError, ZERO, decimal, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields } from '../store/index.ts';
-import { AttemptScope, type Book, type BookView, type Effects, HandlerContext, type RunnerShared, ScopedMarketData, viewBook } from './attempt.ts';
+import { AttemptScope, type Book, ClockView, type BookView, type Effects, HandlerContext, type RunnerShared, ScopedMarketData, viewBook } from './attempt.ts';
 import { type Fill, type Rejection, fillView } from './broker.ts';
 import type { StrategyContext } from './define.ts';
 import { LOADER_QUERY, type LoadedStrategy } from './loader.ts';
@@ -89,16 +89,16 @@ export class StrategyRuntime {
     for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
     this.pausedNames = new Set(pausedStrategies(o.store));
-    this.runners = o.strategies.map(
-      (s) =>
-        new StrategyRunner(
-          s,
-          o,
-          startedAt,
-          () => this.stopped,
-          (name) => this.pausedNames.has(name),
-        ),
-    );
+    this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, this));
+  }
+
+  /** Asked by each runner before each event. Methods, not closures made per runtime: a sweep's runs then call the same targets, and V8 keeps the code it optimized. */
+  isStopped(): boolean {
+    return this.stopped;
+  }
+
+  isPaused(name: string): boolean {
+    return this.pausedNames.has(name);
   }
 
   get names(): string[] {
@@ -225,8 +225,7 @@ class StrategyRunner {
     private loaded: LoadedStrategy,
     private readonly o: RuntimeOptions,
     private readonly startedAt: number,
-    private readonly isStopped: () => boolean,
-    private readonly isPausedName: (name: string) => boolean,
+    private readonly runtime: Pick<StrategyRuntime, 'isStopped' | 'isPaused'>,
   ) {
     this.name = loaded.strategy.name;
     this.consumer = consumerOf(this.name);
@@ -239,7 +238,7 @@ class StrategyRunner {
     this.events = o.events ?? o.store;
     const market = o.market ?? o.store;
     const clock = this.clock;
-    this.shared = { strategy: this.name, params: loaded.params, log: this.log, clock, now: { now: () => clock.now() }, data: new ScopedMarketData(market, clock), market, paper: o.paper };
+    this.shared = { strategy: this.name, params: loaded.params, log: this.log, clock, now: new ClockView(clock), data: new ScopedMarketData(market, clock), market, paper: o.paper };
     const t = o.store.strategies;
     t.openAccount(this.account, decimal(o.paper?.initialCash ?? 10_000));
     this.state = new CommittedState([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
@@ -247,7 +246,7 @@ class StrategyRunner {
   }
 
   private isHeld(): boolean {
-    return this.isStopped() || this.isPausedName(this.name);
+    return this.runtime.isStopped() || this.runtime.isPaused(this.name);
   }
 
   replace(loaded: LoadedStrategy): void {
@@ -276,7 +275,7 @@ class StrategyRunner {
 
   async loop(): Promise<void> {
     let failures = 0;
-    while (!this.isStopped()) {
+    while (!this.runtime.isStopped()) {
       let delivered: number;
       try {
         delivered = await this.drain();
@@ -290,7 +289,7 @@ class StrategyRunner {
         await this.rest(retryInMs);
         continue;
       }
-      if (delivered === 0 && !this.isStopped()) await this.rest(1_000);
+      if (delivered === 0 && !this.runtime.isStopped()) await this.rest(1_000);
     }
   }
 
@@ -415,8 +414,8 @@ class StrategyRunner {
       }
       lastError = result.error;
       this.log.warn({ event: event.id, attempt, error: lastError }, 'strategy handler failed');
-      if (attempt < this.maxAttempts && !this.isStopped()) await sleep(this.clock, this.retryBaseMs * 2 ** (attempt - 1));
-      if (this.isStopped()) return false;
+      if (attempt < this.maxAttempts && !this.runtime.isStopped()) await sleep(this.clock, this.retryBaseMs * 2 ** (attempt - 1));
+      if (this.runtime.isStopped()) return false;
     }
     this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');
     if (!fromParked) this.uncommittedSeq = undefined;

@@ -1,14 +1,30 @@
 import type { HistoryMoment, SnapshotStore } from '../store/index.ts';
 
-/** Where a run reads its history points from: the cache (each run reads them anew), or a {@link RecordedHistory}. */
+/** A status change of a rebalance, as the feed showed it: the record, its status then, and when. */
+export type RebalanceTransition = ReturnType<SnapshotStore['rebalanceTransitions']> extends Iterator<infer T> ? T : never;
+
+/** Where a run reads the cached history it replays: the cache (each run reads it anew), or a {@link RecordedHistory}. */
 export interface HistorySource {
+  /** History points of the indexes in [from, to], one moment per time, in time order. */
   moments(indexIds: readonly string[], interval: string, from: number, to: number): Iterable<HistoryMoment>;
+  /** Rebalance status changes of the indexes in [from, to], in time order. */
+  transitions(indexIds: readonly string[], from: number, to: number): Generator<RebalanceTransition, void, undefined>;
+}
+
+/** The cache, read anew by each call. */
+export function readEachTime(cache: SnapshotStore): HistorySource {
+  return {
+    moments: (indexIds, interval, from, to) => cache.history.moments(indexIds, interval, from, to),
+    transitions: (indexIds, from, to) => cache.rebalanceTransitions(indexIds, from, to),
+  };
 }
 
 /** Packed values are copied into blocks of this many doubles (8 MiB), a moment's within one block. */
 const BLOCK_DOUBLES = 2 ** 20;
 /** What a kept moment costs beside its packed values: its time, place and navs. */
 const MOMENT_OVERHEAD_BYTES = 64;
+/** What a kept status change costs, about: its parsed record. */
+const TRANSITION_BYTES = 1_024;
 
 /**
  * A range of history held in a few large blocks rather than as one object per moment: a
@@ -65,6 +81,7 @@ class Recording {
  */
 export class RecordedHistory implements HistorySource {
   private readonly kept = new Map<string, Recording | 'over budget'>();
+  private readonly keptTransitions = new Map<string, readonly RebalanceTransition[] | 'over budget'>();
   private usedBytes = 0;
 
   /** @param budgetBytes What the kept ranges may take in all, from 0 (keep nothing) to 2^40. */
@@ -83,6 +100,15 @@ export class RecordedHistory implements HistorySource {
     if (kept !== undefined && kept !== 'over budget') return kept.moments();
     const read = this.cache.history.moments(indexIds, interval, from, to);
     return kept === 'over budget' ? read : this.record(key, read);
+  }
+
+  /** The records are parsed once and shared by the runs: nothing changes them (the detector is pure, and what it gives strategies it freezes). */
+  transitions(indexIds: readonly string[], from: number, to: number): Generator<RebalanceTransition, void, undefined> {
+    const key = JSON.stringify([indexIds, from, to]);
+    const kept = this.keptTransitions.get(key);
+    if (kept !== undefined && kept !== 'over budget') return each(kept);
+    const read = this.cache.rebalanceTransitions(indexIds, from, to);
+    return kept === 'over budget' ? read : this.recordTransitions(key, read);
   }
 
   /** Kept bytes, roughly: what the kept ranges hold. */
@@ -108,4 +134,27 @@ export class RecordedHistory implements HistorySource {
       this.usedBytes += recording.bytes;
     }
   }
+
+  private *recordTransitions(key: string, read: Iterable<RebalanceTransition>): Generator<RebalanceTransition, void, undefined> {
+    let recording: RebalanceTransition[] | undefined = [];
+    for (const t of read) {
+      if (recording) {
+        recording.push(t);
+        if (this.usedBytes + recording.length * TRANSITION_BYTES > this.budgetBytes) {
+          recording = undefined;
+          this.keptTransitions.set(key, 'over budget');
+        }
+      }
+      yield t;
+    }
+    if (recording) {
+      this.keptTransitions.set(key, recording);
+      this.usedBytes += recording.length * TRANSITION_BYTES;
+    }
+  }
+}
+
+/** A kept list as the cache's generator gives it (one that can be ended early). */
+function* each<T>(items: readonly T[]): Generator<T, void, undefined> {
+  yield* items;
 }

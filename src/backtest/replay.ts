@@ -6,7 +6,7 @@ import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
-import type { HistorySource } from './recorded-history.ts';
+import { type HistorySource, readEachTime } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
@@ -36,7 +36,7 @@ export interface BacktestOptions {
   timeoutMs?: number;
   /** @default silentLogger */
   logger?: Logger;
-  /** Where the history points of `cache` are read from: a sweep's thread passes the ones it keeps across its runs. @default `cache`, read by this run */
+  /** Where the history points and rebalance status changes of `cache` are read from: a sweep's thread passes what it keeps across its runs. @default `cache`, read by this run */
   history?: HistorySource;
   onProgress?: (progress: { done: number; total: number; simNow: number }) => void;
 }
@@ -126,6 +126,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const ledger = SnapshotStore.open(':memory:');
   const log = new MemoryEventLog();
   const tokens = o.cache.history.tokens();
+  const history = o.history ?? readEachTime(o.cache);
   const market = new ReplayMarket(o.cache, tokens, settings.driftThreshold);
   const fills: BacktestResult['fills'] = [];
   const rejections: BacktestResult['rejections'] = [];
@@ -154,7 +155,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   try {
     // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
     const atStart = new Map<string, Rebalance>();
-    for (const t of o.cache.rebalanceTransitions(settings.indexes, Number.MIN_SAFE_INTEGER, settings.from)) {
+    for (const t of history.transitions(settings.indexes, Number.MIN_SAFE_INTEGER, settings.from)) {
       atStart.set(t.record.id, asObserved(t.record, t.status));
       if (t.status === 'completed') market.completed(t.record);
     }
@@ -172,9 +173,9 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     // The report keeps daily closes, not every item: memory stays flat in the length of the history.
     const timeline = new Timeline({ clock, market, log, runtime, strategy: name, indexes: settings.indexes, cash: settings.cash, total, onProgress: o.onProgress });
     // Status changes after `from`, read as the replay reaches them.
-    const transitions = o.cache.rebalanceTransitions(settings.indexes, settings.from, settings.to);
+    const transitions = history.transitions(settings.indexes, settings.from, settings.to);
     try {
-      await timeline.replay((o.history ?? o.cache.history).moments(settings.indexes, interval, settings.from, settings.to), transitions);
+      await timeline.replay(history.moments(settings.indexes, interval, settings.from, settings.to), transitions);
     } finally {
       // Ends the statement early too (a handler threw), so the cache can run it again.
       transitions.return(undefined);

@@ -9,7 +9,7 @@
  * `RecordedHistory`: `runBacktest({ cache, history: new RecordedHistory(cache, 256 * 2 ** 20), ... })`.
  */
 export { runBacktest, openCache, buildReport, reportJson, renderHtml, renderTable, type BacktestOptions, type BacktestResult, type BacktestReport, type IndexCoverage } from '../backtest/index.ts';
-export { RecordedHistory, type HistorySource } from '../backtest/index.ts';
+export { RecordedHistory, type HistorySource, type RebalanceTransition } from '../backtest/index.ts';
 export { returnMetrics, strategyMetrics, type ReturnMetrics, type StrategyMetrics, type EquityPoint, type TradeFill } from '../backtest/index.ts';
 export { loadStrategy, loadStrategies, type LoadedStrategy, type LoadOptions } from '../strategy/index.ts';
 export { SnapshotStore } from '../store/index.ts';

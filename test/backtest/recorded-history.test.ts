@@ -25,6 +25,24 @@ describe('RecordedHistory', () => {
     store.close();
   });
 
+  it('gives the rebalance status changes the cache gives, parsed once', () => {
+    const store = SnapshotStore.open(buildCache(), { readonly: true });
+    const recorded = new RecordedHistory(store, 2 ** 20);
+    const fromCache = [...store.rebalanceTransitions(ids, T0, T0 + 119 * H)];
+    expect(fromCache.map((t) => t.status)).toEqual(['announced', 'completed']);
+    const first = [...recorded.transitions(ids, T0, T0 + 119 * H)];
+    expect(first).toEqual(fromCache);
+    const again = [...recorded.transitions(ids, T0, T0 + 119 * H)];
+    expect(again).toEqual(first);
+    expect(again.every((t, i) => t.record === first[i]!.record)).toBe(true);
+    // Ended early (a handler threw), a read keeps nothing.
+    const other = recorded.transitions(ids, T0 + H, T0 + 119 * H);
+    other.next();
+    other.return(undefined);
+    expect([...recorded.transitions(ids, T0 + H, T0 + 119 * H)]).toEqual(fromCache);
+    store.close();
+  });
+
   it('keeps nothing of a read stopped early, nor of a range over its budget', () => {
     const store = SnapshotStore.open(buildCache(), { readonly: true });
     const recorded = new RecordedHistory(store, 2 ** 20);

@@ -7,8 +7,9 @@
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
  * - a 16-set sweep of rebalance-front-run over 10x1 and over 10x4, on one thread and on one
- *   per core (each in its own process), each run's report.json and report.html made as
- *   `backtest --grid` makes them; the summary's speed-up is the lower of the two.
+ *   per core (each in its own process, with its peak RSS), each run's report.json and
+ *   report.html made as `backtest --grid` makes them; the summary's speed-up is the lower of
+ *   the two.
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFileSync } from 'node:child_process';
@@ -168,6 +169,8 @@ interface SweepFigures {
   cpuSeconds: number;
   /** SHA-256 of each run's report.json, in the jobs' order. */
   reports: string[];
+  /** Peak RSS of the process: each thread keeps the history it replays, and every run's report files are held until the end. */
+  rssMiB: number;
 }
 
 /**
@@ -184,7 +187,12 @@ async function sweep(path: string, workers: number, indexes: number, years: numb
   // As `backtest --grid` runs it: report.json and report.html made in the thread that ran the job.
   const reports = await runSweep({ db: path, settings, jobs, workers, output: 'report' });
   const cpu = process.cpuUsage(cpu0);
-  return { seconds: (performance.now() - t) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')) };
+  return {
+    seconds: (performance.now() - t) / 1000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')),
+    rssMiB: process.resourceUsage().maxRSS / 1024,
+  };
 }
 
 function child<T>(args: string[]): T {
@@ -240,7 +248,7 @@ export async function run(): Promise<void> {
       const speedup = serial.seconds / parallel.seconds;
       summary.sweep_speedup = Math.min(Number(summary.sweep_speedup ?? Infinity), speedup).toFixed(2);
       console.log(
-        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s, peak RSS ${serial.rssMiB.toFixed(0)} MiB), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s, peak RSS ${parallel.rssMiB.toFixed(0)} MiB), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
       );
       if (!same) process.exitCode = 1;
     }

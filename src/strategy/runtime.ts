@@ -252,6 +252,8 @@ class StrategyRunner {
   replace(loaded: LoadedStrategy): void {
     this.loaded = loaded;
     this.timeoutMs = loaded.strategy.timeoutMs ?? this.o.timeoutMs ?? 5_000;
+    // Validated by the new file's schema: its defaults may have changed with it.
+    this.shared.params = loaded.params;
   }
 
   /** The last event this strategy is done with. */

@@ -20,8 +20,9 @@ export interface WatchOptions {
 
 /**
  * Watch mode: reloads a strategy whose file changed and hands it to the runtime, which runs
- * it from the next event on. A change to any other source file in the folder (a helper a
- * strategy imports) reloads them all. A file that fails to load or validate leaves the
+ * it from the next event on, with its params validated again by the new file's schema. A
+ * change to any other source file in the folder or its subfolders (a helper a strategy
+ * imports) reloads them all. A file that fails to load or validate leaves the
  * running version in place, and the log says why.
  */
 export function watchStrategies(o: WatchOptions): { close(): void } {
@@ -53,8 +54,9 @@ export function watchStrategies(o: WatchOptions): { close(): void } {
     }
   };
 
-  const watcher: FSWatcher = watch(o.dir, (_event, filename) => {
-    if (!filename || !STRATEGY_SOURCE.test(filename) || filename.endsWith('.d.ts')) return;
+  // Recursive: helpers kept in a folder of their own (strategies/lib/) count too.
+  const watcher: FSWatcher = watch(o.dir, { recursive: true }, (_event, filename) => {
+    if (!filename || !STRATEGY_SOURCE.test(filename) || filename.endsWith('.d.ts') || filename.split(/[/\\]/).includes('node_modules')) return;
     changed.add(resolve(join(o.dir, filename)));
     clearTimeout(timer);
     timer = setTimeout(() => {

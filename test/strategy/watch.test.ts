@@ -72,3 +72,46 @@ describe('watch mode', () => {
     }
   });
 });
+
+describe('watch mode and helpers', () => {
+  it('reloads when a helper in a subfolder changes, and the params follow the new schema', async () => {
+    const dir = join(project, 'strategies-with-helpers');
+    const helpers = join(dir, 'lib');
+    mkdirSync(helpers, { recursive: true });
+    symlinkSync(resolve('node_modules/zod'), join(project, 'node_modules', 'zod'), 'dir');
+    writeFileSync(join(helpers, 'label.ts'), "export const LABEL = 'a';\n");
+    const file = join(dir, 'labelled.ts');
+    writeFileSync(
+      file,
+      `import { defineStrategy } from 'indexbot';
+import { z } from 'zod';
+import { LABEL } from './lib/label.ts';
+export default defineStrategy({
+  name: 'labelled',
+  params: z.object({ label: z.string().default(LABEL) }),
+  on: { 'performance.updated': (event, ctx) => ctx.state.set('seen', [...(ctx.state.get<string[]>('seen') ?? []), ctx.params.label + ':' + event.payload.nav]) },
+});
+`,
+    );
+    const { logger, lines } = captureLogger();
+    const loaded = await loadStrategies(dir, { logger });
+    const store = SnapshotStore.open(':memory:');
+    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
+    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+    const deliver = async (nav: number) => {
+      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
+      await runtime.drain();
+    };
+    try {
+      await deliver(1);
+      writeFileSync(join(helpers, 'label.ts'), "export const LABEL = 'b';\n");
+      await until('the reload', () => lines.some((l) => l.includes('reloaded labelled')));
+      await deliver(2);
+      expect(store.strategies.stateEntries('labelled').get('seen')).toEqual(['a:1', 'b:2']);
+    } finally {
+      watcher.close();
+      await runtime.stop();
+      store.close();
+    }
+  });
+});

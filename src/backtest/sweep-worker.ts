@@ -1,7 +1,29 @@
 /** A sweep's worker thread: takes jobs from the counter it shares with the other threads, runs them one at a time, and sends each result back. */
 import { parentPort } from 'node:worker_threads';
-import { IndexbotError } from '../core/index.ts';
-import { type SweepWork, SweepThread, type WorkerReply } from './sweep.ts';
+import { IndexbotError, type Logger } from '../core/index.ts';
+import { type LogLine, type SweepWork, SweepThread, type WorkerReply } from './sweep.ts';
+
+/** Each line goes to the sweep's logger on the main thread, as plain data (what a message can carry). */
+function forwardingLogger(bindings: Record<string, unknown>): Logger {
+  const at = (level: LogLine['level']) => (obj: object, msg?: string) => {
+    parentPort!.postMessage({ log: { level, obj: plainData({ ...bindings, ...obj }), msg } } satisfies WorkerReply);
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => forwardingLogger({ ...bindings, ...more }) };
+}
+
+/** An object as JSON would carry it, errors with their name, message and stack: a function or a class instance in a log object cannot be posted. */
+function plainData(obj: object): object {
+  try {
+    return JSON.parse(
+      JSON.stringify(obj, (_key, value: unknown) =>
+        value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : typeof value === 'bigint' ? value.toString() : value,
+      ),
+    ) as object;
+  } catch (e) {
+    // A cycle, say: the line still goes out, saying why its fields do not.
+    return { unloggable: (e as Error).message };
+  }
+}
 
 parentPort!.once('message', async (work: SweepWork) => {
   const next = new Int32Array(work.next);
@@ -10,7 +32,7 @@ parentPort!.once('message', async (work: SweepWork) => {
     for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
       let reply: WorkerReply;
       try {
-        reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, work.output) };
+        reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, index, work.output, forwardingLogger({})) };
       } catch (e) {
         const error = e instanceof Error ? e : new Error(String(e));
         parentPort!.postMessage({

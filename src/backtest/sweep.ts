@@ -69,7 +69,8 @@ export class SweepThread {
     private readonly historyBudgetBytes: number,
   ) {}
 
-  async run<O extends SweepOutput>(settings: SweepSettings, job: SweepJob, output: O, logger: Logger = silentLogger): Promise<OutputOf<O>> {
+  /** Runs job `index` of the sweep; what its strategy logs carries the run's number (from 1) and params, so a sweep's lines can be told apart. */
+  async run<O extends SweepOutput>(settings: SweepSettings, job: SweepJob, index: number, output: O, logger: Logger = silentLogger): Promise<OutputOf<O>> {
     // Opened by the first run, so that a cache that cannot be opened fails a run like any other error.
     if (!this.cache) {
       const store = SnapshotStore.open(this.db, { readonly: true });
@@ -77,7 +78,13 @@ export class SweepThread {
     }
     let strategy = this.loaded.get(job.file);
     if (!strategy) this.loaded.set(job.file, (strategy = loadStrategyModule(job.file)));
-    const result = await runBacktest({ ...settings, cache: this.cache.store, history: this.cache.history, strategy: withParams(await strategy, job.file, job.params), logger });
+    const result = await runBacktest({
+      ...settings,
+      cache: this.cache.store,
+      history: this.cache.history,
+      strategy: withParams(await strategy, job.file, job.params),
+      logger: logger.child({ run: index + 1, params: job.params }),
+    });
     // The report is made here, beside the run, and only its text crosses to the caller.
     return (output === 'report' ? reportFiles(result) : result) as OutputOf<O>;
   }
@@ -118,15 +125,18 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
   };
   const historyBudgetBytes = historyBudget(threads);
   const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, output, next: next.buffer as SharedArrayBuffer, historyBudgetBytes };
-  const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed));
+  const logger = o.logger ?? silentLogger;
+  const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed, logger));
   const thread = new SweepThread(o.db, historyBudgetBytes);
   try {
     for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
       try {
-        finished(i, await thread.run(o.settings, o.jobs[i]!, output, o.logger));
+        finished(i, await thread.run(o.settings, o.jobs[i]!, i, output, logger));
       } catch (e) {
         failed(i, e instanceof Error ? e : new Error(String(e)));
       }
+      // A run never waits on the event loop: between two, the workers' lines and finished runs are taken in, not held to the end.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     // After a failure here, the workers' runs are stopped, not waited for.
     if (errors.length === 0) await Promise.race([Promise.all(workers.map((w) => w.done)), ...workers.map((w) => w.failedOnce)]);
@@ -157,8 +167,16 @@ function historyBudget(threads: number): number {
   return Math.min(512 * 2 ** 20, Math.floor(totalmem() / 8 / threads));
 }
 
-/** A message back from a worker: a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
+/** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string | undefined;
+}
+
+/** A message back from a worker: a line logged, a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
 export type WorkerReply =
+  | { log: LogLine }
   | { index: number; ok: true; result: BacktestResult | ReportFiles }
   | { index: number; ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string }
   | { index: null };
@@ -181,7 +199,7 @@ function workerSource(): { code: string | URL; eval: boolean } {
   };
 }
 
-function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void) {
+function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void, logger: Logger) {
   const source = workerSource();
   const worker = new Worker(source.code, { eval: source.eval });
   let running = true;
@@ -201,7 +219,8 @@ function startWorker(work: SweepWork, finished: (index: number, result: Backtest
     resolveFailed();
   };
   worker.on('message', (reply: WorkerReply) => {
-    if (reply.index === null) {
+    if ('log' in reply) logger[reply.log.level](reply.log.obj, reply.log.msg);
+    else if (reply.index === null) {
       running = false;
       resolveDone();
     } else if (reply.ok) finished(reply.index, reply.result);

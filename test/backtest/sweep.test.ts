@@ -9,6 +9,7 @@ import { runSweep } from '../../src/backtest/sweep.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 
 const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
 
@@ -35,6 +36,31 @@ describe('sweeps on worker threads', () => {
     cache.close();
     expect(serial).toEqual(alone);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
+  }, 180_000);
+
+  it('takes in what every run logs, on this thread and on the workers, each line naming its run and params', async () => {
+    const db = buildCache();
+    const logging = new URL('../fixtures/backtest/logging-buyer.ts', import.meta.url).pathname;
+    const jobs = [50, 100, 150, 200].map((notionalUsd) => ({ file: logging, params: { notionalUsd } }));
+    const settings = { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H };
+    const logged = async (workers: number) => {
+      const { logger, lines } = captureLogger();
+      await runSweep({ db, settings, jobs, workers, logger });
+      return lines.map((l) => JSON.parse(l) as { level: string; msg: string; run: number; params: { notionalUsd: number }; strategy: string; rebalance?: string });
+    };
+    const serial = await logged(1);
+    const seen = serial.filter((l) => l.msg === 'announced seen');
+    // The cache holds one announcement: one line per run, in every run.
+    expect(seen.map((l) => [l.run, l.params.notionalUsd, l.strategy]).sort()).toEqual([
+      [1, 50, 'logging-buyer'],
+      [2, 100, 'logging-buyer'],
+      [3, 150, 'logging-buyer'],
+      [4, 200, 'logging-buyer'],
+    ]);
+    const parallel = await logged(2);
+    const key = (l: (typeof serial)[number]) => `${l.run} ${l.level} ${l.msg}`;
+    expect(parallel.map(key).sort()).toEqual(serial.map(key).sort());
+    expect(new Set(parallel.filter((l) => l.msg === 'announced seen').map((l) => l.rebalance)).size).toBe(1);
   }, 180_000);
 
   it('an error in a run on this thread reaches the caller with its code', async () => {

@@ -15,9 +15,7 @@ function forwardingLogger(bindings: Record<string, unknown>): Logger {
 function plainData(obj: object): object {
   try {
     return JSON.parse(
-      JSON.stringify(obj, (_key, value: unknown) =>
-        value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : typeof value === 'bigint' ? value.toString() : value,
-      ),
+      JSON.stringify(obj, (_key, value: unknown) => (value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : typeof value === 'bigint' ? value.toString() : value)),
     ) as object;
   } catch (e) {
     // A cycle, say: the line still goes out, saying why its fields do not.

@@ -174,16 +174,24 @@ function originalLocation(frame: string): string {
   return entry?.originalLine === undefined ? `${path}:${at[2]}:${at[3]}` : `${path}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
 }
 
+/** indexbot's own code (src/ in a checkout, dist/ installed) and every package: a clock read there is theirs, not the strategy's. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const isLibraryFrame = (frame: string) => frame.includes('/node_modules/') || frame.includes(`${PACKAGE_ROOT}src/`) || frame.includes(`${PACKAGE_ROOT}dist/`);
+
 /**
  * Counts `Date.now()` and `new Date()` (no argument: the wall clock) made from the strategy
  * file while installed. A backtest runs on a simulated clock: such a call reads the real one.
+ * A call made by library code the strategy called (the logger stamping `ctx.log`'s line, say)
+ * is not the strategy's; one made by a helper of its own is, at the strategy's line.
  */
 function watchWallClock(file: string): { calls(): ClockCall[]; restore(): void } {
   const RealDate = Date;
   const found = new Map<string, ClockCall>();
   const note = (call: ClockCall['call']) => {
-    const stack = new Error().stack ?? '';
-    const line = stack.split('\n').find((l) => l.includes(file));
+    // Error, note, the watched now or constructor, then whoever read the clock.
+    const frames = (new Error().stack ?? '').split('\n').slice(3);
+    if (frames[0] === undefined || isLibraryFrame(frames[0])) return;
+    const line = frames.find((l) => l.includes(file));
     if (!line) return;
     const location = originalLocation(line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, ''));
     const key = `${call}|${location}`;

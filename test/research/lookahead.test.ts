@@ -1,4 +1,6 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/index.ts';
 import { checkLookahead, compare, evenly } from '../../src/research/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
@@ -36,6 +38,12 @@ describe('check-lookahead', () => {
     ]);
     expect(Date.now).not.toHaveProperty('mock');
     expect(new Date(0).toISOString()).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  it('blames the strategy for a clock its helper reads, not for the one its logger reads', async () => {
+    const logger = createLogger({ format: 'json', destination: new PassThrough().resume() });
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('logging-clock-reader'), params: {}, logger });
+    expect(r.clockCalls).toEqual([{ call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('logging-clock-reader')}:12:\\d+$`)), count: 2 }]);
   });
 
   it.each(['rebalance-front-run', 'drift-reversion', 'rebalance-alert'])('finds the example %s clean', async (name) => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -27,7 +27,7 @@ import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
-import { packageJson } from './package-files.ts';
+import { EXAMPLE_STRATEGIES, packageJson } from './package-files.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -244,7 +244,13 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   // A file of that name that failed to load: its own error says why, where "no strategy named" would not.
   const file = strategyFileNamed(dir, nameOrPath);
   if (file) await loadStrategyModule(file);
-  throw new ConfigError(`no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}); give a name or a file path`);
+  // One of the examples indexbot ships, which a project made by `init` does not hold.
+  const example = strategyFileNamed(EXAMPLE_STRATEGIES, nameOrPath);
+  if (example) return { strategy: await loadStrategyModule(example), file: example };
+  const examples = strategyFiles(EXAMPLE_STRATEGIES).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
+  throw new ConfigError(
+    `no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}) nor among the examples (${examples.join(', ')}); give a name or a file path`,
+  );
 }
 
 async function withProgress<T>(label: string, logger: Logger, run: (onProgress: BacktestOptions['onProgress']) => Promise<T>): Promise<T> {

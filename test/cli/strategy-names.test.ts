@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -34,6 +35,25 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     const r = await runCli(['doctor'], { INDEXBOT_CONFIG: typoConfig() });
     expect(r.stdout).toMatch(/FAIL {2}strategies +strategies\.params "rebalance-front-runn"; strategies\.disabled "drift-reversal": no such strategy in strategies/);
     expect(r.status).toBe(1);
+  });
+
+  it('backtest by the name of a shipped example runs it from a project that does not hold it, and names the examples otherwise', async () => {
+    const db = tempDbPath();
+    const dir = join(dirname(db), 'strategies');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'mine.mjs'), "export default { [Symbol.for('indexbot.strategy')]: true, name: 'mine', on: {} };\n");
+    SnapshotStore.open(db).close();
+    const config = join(dirname(db), 'indexbot.json');
+    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, strategies: { dir } }));
+    chmodSync(config, 0o600);
+    const example = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'sindex', '--from', '2026-01-01', '--to', '2026-02-01'], { INDEXBOT_CONFIG: config });
+    // The strategy was found: what stops it is the empty cache.
+    expect(example.stderr.trim().split('\n').at(-1), example.stderr).toMatch(/holds no 1h history for sindex; run `indexbot backfill --from DATE` first \[CONFIG_INVALID\]$/);
+    const unknown = await runCli(['backtest', '--strategy', 'nope'], { INDEXBOT_CONFIG: config });
+    expect(unknown.stderr.trim().split('\n').at(-1)).toBe(
+      `indexbot: no strategy named "nope" in ${dir} (found mine) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [CONFIG_INVALID]`,
+    );
+    expect(unknown.status).toBe(78);
   });
 
   it('backtest of a strategy whose file fails to load says why, not that there is no such strategy', async () => {

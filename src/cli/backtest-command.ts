@@ -233,6 +233,8 @@ export function researchInputs(flags: BacktestInputFlags, config: Config, cache:
  */
 export async function resolveStrategy(nameOrPath: string, config: Config, logger: Logger): Promise<{ strategy: Strategy; file: string }> {
   const { dir, explicit } = config.strategies;
+  // A path (a slash, or a source file's extension) names a file, which must be there.
+  if ((/[/\\]/.test(nameOrPath) || STRATEGY_SOURCE.test(nameOrPath)) && !existsSync(nameOrPath)) throw new ConfigError(`strategy file ${nameOrPath} does not exist`);
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { IndexbotError } from '../core/index.ts';
+import { IndexbotError, plainText } from '../core/index.ts';
 import { packageJson } from './package-files.ts';
 
 type Register = (program: Command) => void;
@@ -55,7 +55,8 @@ try {
   if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : EXIT.usage);
   const e = (await import('../store/index.ts')).storeFailure(thrown);
   if (e instanceof IndexbotError) {
-    process.stderr.write(`indexbot: ${e.message} [${e.code}]\n`);
+    // One line, whatever the message quotes (a file's text in a JSON parser's words, say).
+    process.stderr.write(`indexbot: ${plainText(e.message)} [${e.code}]\n`);
     process.exit(e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config);
   }
   // Not one of ours: a bug. One line by default; the stack trace on demand, to report it.

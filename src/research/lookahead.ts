@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { findSourceMap } from 'node:module';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
 import { CacheCopy, SnapshotStore } from '../store/index.ts';
-import { loadStrategy } from '../strategy/index.ts';
+import { loadStrategy, sourceLocation } from '../strategy/index.ts';
 
 /**
  * The lookahead check: replay a strategy over the whole range, then, for each moment it
@@ -160,20 +159,6 @@ export function evenly<T>(items: readonly T[], max: number): T[] {
   return Array.from({ length: max }, (_, i) => items[Math.round((i * (items.length - 1)) / (max - 1))]!);
 }
 
-/**
- * `path:line:column` in the strategy's own source. The loader imports each copy under its own
- * URL (a query), and where a test runner's stack formatting skips source maps, the frame is
- * still in tsx's output: its inline source map gives the line back.
- */
-function originalLocation(frame: string): string {
-  const at = /^(.*?):(\d+):(\d+)$/.exec(frame);
-  if (!at) return frame;
-  const url = at[1]!.startsWith('file://') ? at[1]! : pathToFileURL(at[1]!.replace(/\?.*$/, '')).href + (at[1]!.match(/\?.*$/)?.[0] ?? '');
-  const entry = findSourceMap(url)?.findEntry(Number(at[2]) - 1, Number(at[3]) - 1) as { originalLine?: number; originalColumn?: number } | undefined;
-  const path = fileURLToPath(url.replace(/\?.*$/, ''));
-  return entry?.originalLine === undefined ? `${path}:${at[2]}:${at[3]}` : `${path}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
-}
-
 /** indexbot's own code (src/ in a checkout, dist/ installed) and every package: a clock read there is theirs, not the strategy's. */
 const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const isLibraryFrame = (frame: string) => frame.includes('/node_modules/') || frame.includes(`${PACKAGE_ROOT}src/`) || frame.includes(`${PACKAGE_ROOT}dist/`);
@@ -193,7 +178,7 @@ function watchWallClock(file: string): { calls(): ClockCall[]; restore(): void }
     if (frames[0] === undefined || isLibraryFrame(frames[0])) return;
     const line = frames.find((l) => l.includes(file));
     if (!line) return;
-    const location = originalLocation(line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, ''));
+    const location = sourceLocation(line.match(/\((.*)\)\s*$/)?.[1] ?? line.replace(/^\s*at\s+/, ''));
     const key = `${call}|${location}`;
     const c = found.get(key) ?? { call, location, count: 0 };
     c.count++;

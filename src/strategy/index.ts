@@ -21,6 +21,7 @@ export {
   loadStrategy,
   loadStrategies,
   loadStrategyModule,
+  sourceLocation,
   withParams,
   type LoadedStrategy,
   type LoadOptions,

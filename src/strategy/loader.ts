@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { findSourceMap } from 'node:module';
 import { basename, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Logger, StrategyError, describeIssues } from '../core/index.ts';
 import { type Strategy, isStrategy } from './define.ts';
@@ -62,7 +63,7 @@ export async function loadStrategies(dir: string, o: LoadOptions): Promise<Loade
     } catch (e) {
       if (!(e instanceof StrategyError) || o.onError !== 'skip') throw e;
       skipped++;
-      o.logger.warn({ file, error: e.message }, 'skipping a strategy that failed to load (onError: skip)');
+      o.logger.warn({ file, error: e.message }, `skipping ${file}, which failed to load: ${e.message}`);
     }
   }
   checkConfiguredNames(o, dir, names, skipped > 0);
@@ -118,7 +119,9 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
     mod = (await importFresh(resolve(file))) as { default?: unknown };
   } catch (e) {
     const where = lineIn(resolve(file), e) || (e instanceof SyntaxError ? syntaxErrorLine(resolve(file)) : '');
-    throw new StrategyError(`${file}${where}: failed to load: ${reason(e)}`, 'STRATEGY_LOAD');
+    // Not in the file itself: in a helper of the user's it imports, which is then named too.
+    const helper = where === '' ? helperLine(resolve(file), e) : '';
+    throw new StrategyError(`${file}${where}: failed to load: ${helper === '' ? '' : `${helper}: `}${reason(e)}`, 'STRATEGY_LOAD');
   }
   const strategy = mod.default;
   if (!isStrategy(strategy)) {
@@ -208,6 +211,36 @@ function lineIn(path: string, e: unknown): string {
     if (at) return `:${at[1]}`;
   }
   return '';
+}
+
+/** indexbot's own source (src/ in a checkout, dist/ installed): its frames are not the user's. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** A location in a source file: a path or file URL (with the loader's query, or not), a line, and a column or not. */
+const FILE_LINE = /((?:file:\/\/)?\/[^\s:()'"?]+\.[cm]?[jt]s(?:\?[^\s:()]*)?):(\d+)(?::(\d+))?/g;
+
+/** `path:line` of the first place the error points to in another source file of the user's (outside node_modules and indexbot), or ''. */
+function helperLine(path: string, e: unknown): string {
+  const text = e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e);
+  for (const [, at, line, column] of text.matchAll(FILE_LINE)) {
+    const [, file, original] = /^(.*):(\d+):\d+$/.exec(sourceLocation(`${at}:${line}:${column ?? 1}`))!;
+    if (file === path || file!.includes('/node_modules/') || file!.startsWith(`${PACKAGE_ROOT}src/`) || file!.startsWith(`${PACKAGE_ROOT}dist/`)) continue;
+    return `${file}:${original}`;
+  }
+  return '';
+}
+
+/**
+ * `path:line:column` in a user's source. The loader imports each copy under its own URL (a
+ * query), and where a test runner's stack formatting skips source maps, a frame is still in
+ * tsx's output: its inline source map gives the line back.
+ */
+export function sourceLocation(frame: string): string {
+  const at = /^(.*?):(\d+):(\d+)$/.exec(frame);
+  if (!at) return frame;
+  const url = at[1]!.startsWith('file://') ? at[1]! : pathToFileURL(at[1]!.replace(/\?.*$/, '')).href + (at[1]!.match(/\?.*$/)?.[0] ?? '');
+  const entry = findSourceMap(url)?.findEntry(Number(at[2]) - 1, Number(at[3]) - 1) as { originalLine?: number; originalColumn?: number } | undefined;
+  const path = fileURLToPath(url.replace(/\?.*$/, ''));
+  return entry?.originalLine === undefined ? `${path}:${at[2]}:${at[3]}` : `${path}:${entry.originalLine + 1}:${(entry.originalColumn ?? 0) + 1}`;
 }
 
 /** The error's own words, without the tool's preamble or the location already named. */

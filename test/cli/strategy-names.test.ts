@@ -56,6 +56,22 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     expect(unknown.status).toBe(78);
   });
 
+  it('backtest of a strategy file that is not there, or with a grid the JSON parser quotes over two lines, says so in one line', async () => {
+    const db = tempDbPath();
+    SnapshotStore.open(db).close();
+    const config = join(dirname(db), 'indexbot.json');
+    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db }));
+    chmodSync(config, 0o600);
+    const missing = await runCli(['backtest', '--strategy', './my-strategy.ts'], { INDEXBOT_CONFIG: config });
+    expect(missing.stderr).toBe('indexbot: strategy file ./my-strategy.ts does not exist [CONFIG_INVALID]\n');
+    expect(missing.status).toBe(78);
+    const grid = join(dirname(db), 'grid.json');
+    writeFileSync(grid, 'not json {\n');
+    const bad = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--grid', grid], { INDEXBOT_CONFIG: config });
+    expect(bad.stderr).toMatch(/^indexbot: \S*grid\.json: not a readable JSON grid: .*"not json \{ ?" is not valid JSON \[CONFIG_INVALID\]\n$/);
+    expect(bad.status).toBe(78);
+  });
+
   it('backtest of a strategy whose file fails to load says why, not that there is no such strategy', async () => {
     const db = tempDbPath();
     const dir = join(dirname(db), 'strategies');

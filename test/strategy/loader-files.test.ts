@@ -61,9 +61,14 @@ describe('strategy files outside the repository', () => {
         /broken\.ts:5: failed to load: /,
       ],
       ['missing.ts', "import { helper } from './no-such-helper.ts';\nexport default helper;\n", /missing\.ts: failed to load: .*no-such-helper/],
+      // A helper's own syntax error, or throw at import, is named with its line.
+      ['uses-broken.ts', "import { limit } from './_broken-helper.ts';\nexport default limit;\n", /uses-broken\.ts: failed to load: \S*_broken-helper\.ts:2: /],
+      ['uses-throwing.ts', "import { limit } from './lib/throwing-helper.ts';\nexport default limit;\n", /uses-throwing\.ts: failed to load: \S*lib\/throwing-helper\.ts:3: no limit set/],
     ];
     for (const [name, text, expected] of cases) {
-      const dir = strategiesDir({ [name]: text });
+      const dir = strategiesDir({ [name]: text, '_broken-helper.ts': 'export const limit =\n  1 +;\n' });
+      mkdirSync(join(dir, 'lib'));
+      writeFileSync(join(dir, 'lib', 'throwing-helper.ts'), "export const limit = 1;\n\nthrow new Error('no limit set');\n");
       const err = await loadStrategies(dir, { logger: captureLogger().logger }).catch((e: unknown) => e);
       expect(err, name).toBeInstanceOf(StrategyError);
       expect((err as StrategyError).message, name).toContain(join(dir, name));
@@ -126,7 +131,9 @@ describe('indexbot run --strategies DIR outside the repository', () => {
       ['bad.mjs', "export default {\n  name: 'x',,\n};\n", ":2: failed to load: Unexpected token ',' [STRATEGY_LOAD]"],
     ];
     for (const [name, text, expected] of cases) {
-      const dir = strategiesDir({ [name]: text });
+      const dir = strategiesDir({ [name]: text, '_broken-helper.ts': 'export const limit =\n  1 +;\n' });
+      mkdirSync(join(dir, 'lib'));
+      writeFileSync(join(dir, 'lib', 'throwing-helper.ts'), "export const limit = 1;\n\nthrow new Error('no limit set');\n");
       const r = spawnSync(process.execPath, ['bin/indexbot.js', 'run', '--strategies', dir, '--db', join(dir, 'bot.db')], {
         env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1' },
         encoding: 'utf8',

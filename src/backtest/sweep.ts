@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { INTERVAL_MS } from '../contract/index.ts';
 import { type ErrorKind, IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
@@ -26,7 +27,11 @@ export interface SweepOptions {
   db: string;
   settings: SweepSettings;
   jobs: readonly SweepJob[];
-  /** Threads running backtests, this one included (so `workers - 1` worker threads); 1 runs every job in this thread. @default the number of cores */
+  /**
+   * Threads running backtests, this one included (so `workers - 1` worker threads); 1 runs
+   * every job in this thread. @default the number of cores, fewer for a short sweep: each
+   * thread is given at least {@link ITEMS_PER_THREAD} items to replay
+   */
   workers?: number;
   logger?: Logger;
   /** Each finished run, in the order they finish. */
@@ -107,7 +112,7 @@ export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
 export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
 export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<(BacktestResult | ReportFiles)[]> {
   const output = o.output ?? 'result';
-  const threads = Math.min(o.workers ?? availableParallelism(), o.jobs.length);
+  const threads = Math.min(o.workers ?? defaultThreads(o), o.jobs.length);
   if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WORKERS) throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
   const total = o.jobs.length;
   const results: (BacktestResult | ReportFiles)[] = new Array(total);
@@ -146,6 +151,25 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
   }
   if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
   return results;
+}
+
+/**
+ * Items (history points, over all the runs) a thread should have to replay for starting it
+ * to pay off: a worker loads the code, warms V8's compiler up and reads the history once,
+ * which costs about what replaying some 200,000 items does (bench/backtest.ts, 2 cores).
+ */
+export const ITEMS_PER_THREAD = 400_000;
+
+/** One thread per core, but none with less than ITEMS_PER_THREAD to do: two threads made a short sweep slower than one. */
+function defaultThreads(o: SweepOptions): number {
+  const cache = SnapshotStore.open(o.db, { readonly: true });
+  try {
+    const interval = o.settings.interval ?? '1h';
+    const points = o.settings.indexes.reduce((n, indexId) => n + cache.history.held(indexId, interval, o.settings.from, o.settings.to, INTERVAL_MS[interval]).points, 0);
+    return Math.max(1, Math.min(availableParallelism(), Math.floor((points * o.jobs.length) / ITEMS_PER_THREAD)));
+  } finally {
+    cache.close();
+  }
 }
 
 /** What each worker is given once: every job, and the counter the threads take them from. */

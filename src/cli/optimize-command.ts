@@ -45,7 +45,7 @@ export function registerOptimizeCommand(program: Command): void {
       .option('--batch <n>', 'trials proposed together from the same finished trials and run at once (part of the study: it changes the trials)', intOption(1, MAX_WORKERS), 1)
       .option(
         '--workers <n>',
-        `a batch's trials at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}; never changes the trials)`,
+        `a batch's trials at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short batch; never changes the trials)`,
         intOption(1, MAX_WORKERS),
       )
       .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption, [])

@@ -45,7 +45,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--anchored', 'every training window starts at --from and grows')
       .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
       .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption, [])
-      .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()})`, intOption(1, MAX_WORKERS))
+      .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON'),
     'config',

@@ -88,6 +88,14 @@ describe('sweeps on worker threads', () => {
     expect((e as Error).message).toContain('main-thread-only.ts:11: failed to load: not on a worker thread');
   }, 180_000);
 
+  it('runs a short sweep on this thread alone unless told otherwise: a worker would cost more than it takes on', async () => {
+    const db = buildCache();
+    const mainOnly = new URL('../fixtures/backtest/main-thread-only.ts', import.meta.url).pathname;
+    // 4 runs of 2 indexes x 2 points: far fewer items than a thread is worth. The file fails to load on a worker.
+    const results = await runSweep({ db, settings: { indexes: ['x', 'y'], from: T0, to: T0 + H }, jobs: [0, 1, 2, 3].map((run) => ({ file: mainOnly, params: { run } })) });
+    expect(results.map((r) => r.strategy.params)).toEqual([{ run: 0 }, { run: 1 }, { run: 2 }, { run: 3 }]);
+  }, 180_000);
+
   it('refuses a worker count out of range, naming it', async () => {
     await expect(runSweep({ db: buildCache(), settings: { indexes: ['x'], from: T0, to: T0 + H }, jobs: [{ file, params: {} }], workers: 0 })).rejects.toThrow(
       'Expected `workers` to be an integer from 1 to 64, got `0`',

@@ -80,7 +80,11 @@ export function registerBacktestCommand(program: Command): void {
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables')
       .option('--allow-failures', 'exit 0 even when a strategy handler failed on events (skipped; the report warns of them)')
-      .option('--workers <n>', `a sweep's runs at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS)),
+      .option(
+        '--workers <n>',
+        `a sweep's runs at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`,
+        intOption(1, MAX_WORKERS),
+      ),
     'config',
     'db',
     ...LOG_FLAGS,

@@ -155,10 +155,12 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
 
 /**
  * Items (history points, over all the runs) a thread should have to replay for starting it
- * to pay off: a worker loads the code, warms V8's compiler up and reads the history once,
- * which costs about what replaying some 200,000 items does (bench/backtest.ts, 2 cores).
+ * to pay off. A worker loads the code, warms V8's compiler up and reads the history once, and
+ * the threads contend while they warm up: in bench/backtest.ts on 2 cores, 16 runs of 10
+ * indexes x 1 year (1.4 million items) took 3.9 s on one thread and 4.2 s on two, and 16 of
+ * 10 x 4 years (5.7 million) 17.5 s and 10.0 s.
  */
-export const ITEMS_PER_THREAD = 400_000;
+export const ITEMS_PER_THREAD = 1_500_000;
 
 /** One thread per core, but none with less than ITEMS_PER_THREAD to do: two threads made a short sweep slower than one. */
 function defaultThreads(o: SweepOptions): number {

@@ -14,6 +14,24 @@ function typoConfig(): string {
   return path;
 }
 
+/**
+ * A project of its own: a cache (made empty when `cache`), a strategies directory holding
+ * `files` when given, and a config naming both. Returns the config's path and the directory.
+ */
+function project(files: Record<string, string> | undefined, cache = true): { config: string; dir: string } {
+  const db = tempDbPath();
+  const dir = join(dirname(db), 'strategies');
+  if (files) {
+    mkdirSync(dir);
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  }
+  if (cache) SnapshotStore.open(db).close();
+  const config = join(dirname(db), 'indexbot.json');
+  writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, ...(files ? { strategies: { dir } } : {}) }));
+  chmodSync(config, 0o600);
+  return { config, dir };
+}
+
 const FOUND = '(found drift-reversion, rebalance-alert, rebalance-front-run)';
 const NAMED = 'strategies.params "rebalance-front-runn"; strategies.disabled "drift-reversal": no such strategy in strategies';
 
@@ -38,14 +56,7 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
   });
 
   it('backtest by the name of a shipped example runs it from a project that does not hold it, and names the examples otherwise', async () => {
-    const db = tempDbPath();
-    const dir = join(dirname(db), 'strategies');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'mine.mjs'), "export default { [Symbol.for('indexbot.strategy')]: true, name: 'mine', on: {} };\n");
-    SnapshotStore.open(db).close();
-    const config = join(dirname(db), 'indexbot.json');
-    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, strategies: { dir } }));
-    chmodSync(config, 0o600);
+    const { config, dir } = project({ 'mine.mjs': "export default { [Symbol.for('indexbot.strategy')]: true, name: 'mine', on: {} };\n" });
     const example = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'sindex', '--from', '2026-01-01', '--to', '2026-02-01'], { INDEXBOT_CONFIG: config });
     // The strategy was found: what stops it is the empty cache.
     expect(example.stderr.trim().split('\n').at(-1), example.stderr).toMatch(/holds no 1h history for sindex; run `indexbot backfill --from DATE` first \[CONFIG_INVALID\]$/);
@@ -57,15 +68,11 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
   });
 
   it('backtest of a strategy file that is not there, or with a grid the JSON parser quotes over two lines, says so in one line', async () => {
-    const db = tempDbPath();
-    SnapshotStore.open(db).close();
-    const config = join(dirname(db), 'indexbot.json');
-    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db }));
-    chmodSync(config, 0o600);
+    const { config, dir } = project(undefined);
     const missing = await runCli(['backtest', '--strategy', './my-strategy.ts'], { INDEXBOT_CONFIG: config });
     expect(missing.stderr).toBe('indexbot: strategy file ./my-strategy.ts does not exist [CONFIG_INVALID]\n');
     expect(missing.status).toBe(78);
-    const grid = join(dirname(db), 'grid.json');
+    const grid = join(dirname(dir), 'grid.json');
     writeFileSync(grid, 'not json {\n');
     const bad = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--grid', grid], { INDEXBOT_CONFIG: config });
     expect(bad.stderr).toMatch(/^indexbot: \S*grid\.json: not a readable JSON grid: .*"not json \{ ?" is not valid JSON \[CONFIG_INVALID\]\n$/);
@@ -73,13 +80,7 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
   });
 
   it('backtest of a strategy whose file fails to load says why, not that there is no such strategy', async () => {
-    const db = tempDbPath();
-    const dir = join(dirname(db), 'strategies');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'broken.ts'), 'export default {\n');
-    const config = join(dirname(db), 'indexbot.json');
-    writeFileSync(config, JSON.stringify({ baseUrl: 'http://127.0.0.1:9/v1', db, strategies: { dir } }));
-    chmodSync(config, 0o600);
+    const { config } = project({ 'broken.ts': 'export default {\n' }, false);
     const r = await runCli(['backtest', '--strategy', 'broken'], { INDEXBOT_CONFIG: config });
     const last = r.stderr.trim().split('\n').at(-1)!;
     expect(last, r.stderr).toMatch(/^indexbot: \S*broken\.ts:\d+: failed to load: .+ \[STRATEGY_LOAD\]$/);

@@ -1,6 +1,6 @@
 export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
 export { openCache } from './inputs.ts';
-export { RecordedHistory, type HistorySource, type RebalanceTransition } from './recorded-history.ts';
+export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
 export { buildReport, reportJson, REPORT_FORMAT, type BacktestReport } from './report.ts';
 export { renderTable, formatTable, pct, fixed, amount } from './table.ts';
 export { renderHtml, uplot, escapeHtml } from './html.ts';

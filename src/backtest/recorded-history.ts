@@ -19,6 +19,16 @@ export function readEachTime(cache: SnapshotStore): HistorySource {
   };
 }
 
+/** Where a run starts reading the rebalancing feed: from the first record, to know the feed's state at its own start. */
+export const FEED_START = Number.MIN_SAFE_INTEGER;
+
+/** What {@link RecordedHistory.share} gives: plain data and shared memory, for a message to another thread. */
+export interface SharedHistory {
+  moments: [key: string, data: RecordingData][];
+  transitions: [key: string, transitions: readonly RebalanceTransition[]][];
+  bytes: number;
+}
+
 /** Packed values are copied into blocks of this many doubles (8 MiB), a moment's within one block. */
 const BLOCK_DOUBLES = 2 ** 20;
 /** What a kept moment costs beside its packed values: its time, place and navs. */
@@ -26,47 +36,57 @@ const MOMENT_OVERHEAD_BYTES = 64;
 /** What a kept status change costs, about: its parsed record. */
 const TRANSITION_BYTES = 1_024;
 
+/** A kept range as plain data: what a message carries to another thread (the blocks are shared memory there, not copies). */
+export interface RecordingData {
+  ts: number[];
+  navs: (readonly number[])[];
+  /** Per moment: its block, where its values start in it, and which of `shapes` it has. */
+  block: number[];
+  start: number[];
+  shape: number[];
+  /** Each block over a SharedArrayBuffer. */
+  blocks: Float64Array[];
+  /** The distinct `indexIds` and `ends` pairs: a history has few, shared by long runs of moments. */
+  shapes: { indexIds: readonly string[]; ends: readonly number[] }[];
+  bytes: number;
+}
+
 /**
  * A range of history held in a few large blocks rather than as one object per moment: a
  * collector walks a handful of typed arrays, not tens of thousands of objects and buffers.
  */
 class Recording {
-  readonly ts: number[] = [];
-  readonly navs: (readonly number[])[] = [];
-  /** Per moment: its block, where its values start in it, and which of `shapes` it has. */
-  readonly block: number[] = [];
-  readonly start: number[] = [];
-  readonly shape: number[] = [];
-  readonly blocks: Float64Array[] = [];
-  /** The distinct `indexIds` and `ends` pairs: a history has few, shared by long runs of moments. */
-  readonly shapes: { indexIds: readonly string[]; ends: readonly number[] }[] = [];
   private used = BLOCK_DOUBLES;
-  bytes = 0;
+
+  constructor(readonly data: RecordingData = { ts: [], navs: [], block: [], start: [], shape: [], blocks: [], shapes: [], bytes: 0 }) {}
 
   add(m: HistoryMoment): void {
-    let shape = this.shapes.length - 1;
-    const last = this.shapes[shape];
-    if (last?.indexIds !== m.indexIds || last.ends !== m.ends) shape = this.shapes.push({ indexIds: m.indexIds, ends: m.ends }) - 1;
+    const d = this.data;
+    let shape = d.shapes.length - 1;
+    const last = d.shapes[shape];
+    if (last?.indexIds !== m.indexIds || last.ends !== m.ends) shape = d.shapes.push({ indexIds: m.indexIds, ends: m.ends }) - 1;
     const length = m.values.length;
     if (this.used + length > BLOCK_DOUBLES) {
-      this.blocks.push(new Float64Array(Math.max(BLOCK_DOUBLES, length)));
+      // Shared memory, so that a sweep's threads replay one copy.
+      d.blocks.push(new Float64Array(new SharedArrayBuffer(8 * Math.max(BLOCK_DOUBLES, length))));
       this.used = 0;
     }
-    this.blocks.at(-1)!.set(m.values, this.used);
-    this.ts.push(m.ts);
-    this.navs.push(m.navs);
-    this.block.push(this.blocks.length - 1);
-    this.start.push(this.used);
-    this.shape.push(shape);
+    d.blocks.at(-1)!.set(m.values, this.used);
+    d.ts.push(m.ts);
+    d.navs.push(m.navs);
+    d.block.push(d.blocks.length - 1);
+    d.start.push(this.used);
+    d.shape.push(shape);
     this.used += length;
-    this.bytes += 8 * (length + m.navs.length) + MOMENT_OVERHEAD_BYTES;
+    d.bytes += 8 * (length + m.navs.length) + MOMENT_OVERHEAD_BYTES;
   }
 
   *moments(): Generator<HistoryMoment, void, undefined> {
-    for (let i = 0; i < this.ts.length; i++) {
-      const { indexIds, ends } = this.shapes[this.shape[i]!]!;
-      const start = this.start[i]!;
-      yield { ts: this.ts[i]!, indexIds, navs: this.navs[i]!, values: this.blocks[this.block[i]!]!.subarray(start, start + (ends.at(-1) ?? 0)), ends };
+    const d = this.data;
+    for (let i = 0; i < d.ts.length; i++) {
+      const { indexIds, ends } = d.shapes[d.shape[i]!]!;
+      const start = d.start[i]!;
+      yield { ts: d.ts[i]!, indexIds, navs: d.navs[i]!, values: d.blocks[d.block[i]!]!.subarray(start, start + (ends.at(-1) ?? 0)), ends };
     }
   }
 }
@@ -94,8 +114,46 @@ export class RecordedHistory implements HistorySource {
     }
   }
 
+  /**
+   * What another thread's `RecordedHistory` starts from ({@link RecordedHistory.fromShared}):
+   * the kept ranges, their values in shared memory, so that every thread of a sweep replays
+   * one copy.
+   */
+  share(): SharedHistory {
+    const kept = <T>(map: Map<string, T | 'over budget'>) => [...map].filter((e): e is [string, T] => e[1] !== 'over budget');
+    return { moments: kept(this.kept).map(([key, r]) => [key, r.data]), transitions: kept(this.keptTransitions), bytes: this.usedBytes };
+  }
+
+  /** The ranges another thread kept and shared; a range it did not keep is read from `cache` by every run, as without a `RecordedHistory`. */
+  static fromShared(cache: SnapshotStore, shared: SharedHistory): RecordedHistory {
+    const history = new RecordedHistory(cache, 0);
+    for (const [key, data] of shared.moments) history.kept.set(key, new Recording(data));
+    for (const [key, transitions] of shared.transitions) history.keptTransitions.set(key, transitions);
+    history.usedBytes = shared.bytes;
+    return history;
+  }
+
+  /**
+   * Reads and keeps, ahead of the runs, all a run of `indexIds` over [from, to] reads: the
+   * history points, the rebalance status changes up to `from` (the feed as a run starts) and
+   * those after. Stops reading as soon as the budget is passed; says whether all was kept.
+   */
+  keep(indexIds: readonly string[], interval: string, from: number, to: number): boolean {
+    const over =
+      <T>(map: Map<string, T | 'over budget'>, key: string) =>
+      () =>
+        map.get(key) === 'over budget';
+    const reads: [Iterable<unknown>, () => boolean][] = [
+      [this.moments(indexIds, interval, from, to), over(this.kept, momentsKey(indexIds, interval, from, to))],
+      [this.transitions(indexIds, FEED_START, from), over(this.keptTransitions, transitionsKey(indexIds, FEED_START, from))],
+      [this.transitions(indexIds, from, to), over(this.keptTransitions, transitionsKey(indexIds, from, to))],
+    ];
+    for (const [read, overBudget] of reads) for (const _ of read) if (overBudget()) return false;
+    return true;
+  }
+
   moments(indexIds: readonly string[], interval: string, from: number, to: number): Iterable<HistoryMoment> {
-    const key = JSON.stringify([indexIds, interval, from, to]);
+    const key = momentsKey(indexIds, interval, from, to);
     const kept = this.kept.get(key);
     if (kept !== undefined && kept !== 'over budget') return kept.moments();
     const read = this.cache.history.moments(indexIds, interval, from, to);
@@ -104,7 +162,7 @@ export class RecordedHistory implements HistorySource {
 
   /** The records are parsed once and shared by the runs: nothing changes them (the detector is pure, and what it gives strategies it freezes). */
   transitions(indexIds: readonly string[], from: number, to: number): Generator<RebalanceTransition, void, undefined> {
-    const key = JSON.stringify([indexIds, from, to]);
+    const key = transitionsKey(indexIds, from, to);
     const kept = this.keptTransitions.get(key);
     if (kept !== undefined && kept !== 'over budget') return each(kept);
     const read = this.cache.rebalanceTransitions(indexIds, from, to);
@@ -121,7 +179,7 @@ export class RecordedHistory implements HistorySource {
     for (const m of read) {
       if (recording) {
         recording.add(m);
-        if (this.usedBytes + recording.bytes > this.budgetBytes) {
+        if (this.usedBytes + recording.data.bytes > this.budgetBytes) {
           recording = undefined;
           this.kept.set(key, 'over budget');
         }
@@ -131,7 +189,7 @@ export class RecordedHistory implements HistorySource {
     // Only a range read to its end is kept: a run that stopped early (a handler threw) leaves nothing.
     if (recording) {
       this.kept.set(key, recording);
-      this.usedBytes += recording.bytes;
+      this.usedBytes += recording.data.bytes;
     }
   }
 
@@ -153,6 +211,9 @@ export class RecordedHistory implements HistorySource {
     }
   }
 }
+
+const momentsKey = (indexIds: readonly string[], interval: string, from: number, to: number) => JSON.stringify([indexIds, interval, from, to]);
+const transitionsKey = (indexIds: readonly string[], from: number, to: number) => JSON.stringify([indexIds, from, to]);
 
 /** A kept list as the cache's generator gives it (one that can be ended early). */
 function* each<T>(items: readonly T[]): Generator<T, void, undefined> {

@@ -6,7 +6,7 @@ import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
-import { type HistorySource, readEachTime } from './recorded-history.ts';
+import { FEED_START, type HistorySource, readEachTime } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
 import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
@@ -96,28 +96,8 @@ export interface BacktestResult {
  */
 export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const started = performance.now();
-  const interval = o.interval ?? '1h';
-  const step = INTERVAL_MS[interval];
-  const settings = {
-    indexes: [...o.indexes],
-    from: o.from,
-    to: o.to,
-    interval,
-    cash: o.cash ?? 10_000,
-    feeBps: o.feeBps ?? 10,
-    slippageBps: o.slippageBps ?? 5,
-    driftThreshold: o.driftThreshold ?? 0.02,
-    maxGapMs: o.maxGapMs ?? defaultMaxGapMs(interval),
-    allowGaps: o.allowGaps ?? false,
-  };
-  if (!(o.from < o.to)) throw new RangeError(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
-  const coverage = checkCoverage(o.cache, settings, step);
-  // Before the first cached point there is no price to trade or to hold: strategy and
-  // buy-and-hold alike are measured over the range the cache holds.
-  const held = { from: Math.min(...coverage.map((c) => c.first!)), to: Math.max(...coverage.map((c) => c.last!)) };
-  const requested = held.from > settings.from || held.to < settings.to ? { from: settings.from, to: settings.to } : null;
-  settings.from = Math.max(settings.from, held.from);
-  settings.to = Math.min(settings.to, held.to);
+  const { settings, coverage, requested } = replayRange(o.cache, o);
+  const interval = settings.interval;
   const sourceHash = createHash('sha256').update(readFileSync(o.strategy.file)).digest('hex');
   const name = o.strategy.strategy.name;
   const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
@@ -155,7 +135,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   try {
     // The state of the feed at `from` is the baseline, as a first live poll: pending rebalances are announced.
     const atStart = new Map<string, Rebalance>();
-    for (const t of history.transitions(settings.indexes, Number.MIN_SAFE_INTEGER, settings.from)) {
+    for (const t of history.transitions(settings.indexes, FEED_START, settings.from)) {
       atStart.set(t.record.id, asObserved(t.record, t.status));
       if (t.status === 'completed') market.completed(t.record);
     }
@@ -212,6 +192,39 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   } finally {
     ledger.close();
   }
+}
+
+/** What a run reads and replays, as {@link replayRange} settles it. */
+export type ReplayRangeOptions = Pick<BacktestOptions, 'indexes' | 'from' | 'to' | 'interval' | 'cash' | 'feeBps' | 'slippageBps' | 'driftThreshold' | 'maxGapMs' | 'allowGaps'>;
+
+/**
+ * A run's settings, defaults filled in and its range narrowed to what the cache holds, with
+ * each index's coverage; throws, as the run would, when the cache cannot serve them. The
+ * same options on the same cache give the same range: a sweep reads it once for all its runs.
+ */
+export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { settings: BacktestResult['settings']; coverage: IndexCoverage[]; requested: TimeRange | null } {
+  const interval = o.interval ?? '1h';
+  const settings = {
+    indexes: [...o.indexes],
+    from: o.from,
+    to: o.to,
+    interval,
+    cash: o.cash ?? 10_000,
+    feeBps: o.feeBps ?? 10,
+    slippageBps: o.slippageBps ?? 5,
+    driftThreshold: o.driftThreshold ?? 0.02,
+    maxGapMs: o.maxGapMs ?? defaultMaxGapMs(interval),
+    allowGaps: o.allowGaps ?? false,
+  };
+  if (!(o.from < o.to)) throw new RangeError(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
+  const coverage = checkCoverage(cache, settings, INTERVAL_MS[interval]);
+  // Before the first cached point there is no price to trade or to hold: strategy and
+  // buy-and-hold alike are measured over the range the cache holds.
+  const held = { from: Math.min(...coverage.map((c) => c.first!)), to: Math.max(...coverage.map((c) => c.last!)) };
+  const requested = held.from > settings.from || held.to < settings.to ? { from: settings.from, to: settings.to } : null;
+  settings.from = Math.max(settings.from, held.from);
+  settings.to = Math.min(settings.to, held.to);
+  return { settings, coverage, requested };
 }
 
 function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: number; to: number; interval: HistoryInterval; maxGapMs: number; allowGaps: boolean }, step: number): IndexCoverage[] {

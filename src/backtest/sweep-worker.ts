@@ -25,7 +25,7 @@ function plainData(obj: object): object {
 
 parentPort!.once('message', async (work: SweepWork) => {
   const next = new Int32Array(work.next);
-  const thread = new SweepThread(work.db, work.historyBudgetBytes);
+  const thread = new SweepThread(work.db, work.history);
   try {
     for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
       let reply: WorkerReply;

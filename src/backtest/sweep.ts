@@ -3,13 +3,12 @@ import { createRequire } from 'node:module';
 import { availableParallelism, totalmem } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { INTERVAL_MS } from '../contract/index.ts';
 import { type ErrorKind, IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
-import { type BacktestOptions, type BacktestResult, runBacktest } from './replay.ts';
-import { RecordedHistory } from './recorded-history.ts';
+import { type BacktestOptions, type BacktestResult, replayRange, runBacktest } from './replay.ts';
+import { RecordedHistory, type SharedHistory } from './recorded-history.ts';
 import { buildReport, reportJson } from './report.ts';
 
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
@@ -58,12 +57,12 @@ export function reportFiles(result: BacktestResult): ReportFiles {
 
 /**
  * What one thread of a sweep keeps for all the runs it makes: the cache, open read-only once;
- * the history points its first run read from it, decoded (a {@link RecordedHistory}: every
- * run of a sweep replays the same range), within the thread's budget of bytes;
- * and each strategy file loaded once (as a freqtrade hyperopt process loads its strategy
- * once): a file and everything it imports evaluated for every run cost more than a short
- * run itself. A run's state lives in `ctx.state`, never in module variables. The same code
- * runs a job on this thread and on a worker, so serial and parallel give the same bytes.
+ * the history every run of the sweep replays, read once before the runs and shared by the
+ * threads (a {@link SharedHistory}), as freqtrade's hyperopt runs every epoch on data loaded
+ * once; and each strategy file loaded once (as a freqtrade hyperopt process loads its
+ * strategy once): a file and everything it imports evaluated for every run cost more than a
+ * short run itself. A run's state lives in `ctx.state`, never in module variables. The same
+ * code runs a job on this thread and on a worker, so serial and parallel give the same bytes.
  */
 export class SweepThread {
   private cache: { store: SnapshotStore; history: RecordedHistory } | undefined;
@@ -71,7 +70,7 @@ export class SweepThread {
 
   constructor(
     private readonly db: string,
-    private readonly historyBudgetBytes: number,
+    private readonly history: SharedHistory,
   ) {}
 
   /** Runs job `index` of the sweep; what its strategy logs carries the run's number (from 1) and params, so a sweep's lines can be told apart. */
@@ -79,7 +78,7 @@ export class SweepThread {
     // Opened by the first run, so that a cache that cannot be opened fails a run like any other error.
     if (!this.cache) {
       const store = SnapshotStore.open(this.db, { readonly: true });
-      this.cache = { store, history: new RecordedHistory(store, this.historyBudgetBytes) };
+      this.cache = { store, history: RecordedHistory.fromShared(store, this.history) };
     }
     let strategy = this.loaded.get(job.file);
     if (!strategy) this.loaded.set(job.file, (strategy = loadStrategyModule(job.file)));
@@ -112,8 +111,9 @@ export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
 export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
 export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<(BacktestResult | ReportFiles)[]> {
   const output = o.output ?? 'result';
-  const threads = Math.min(o.workers ?? defaultThreads(o), o.jobs.length);
-  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_WORKERS) throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
+  if (o.workers !== undefined && (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > MAX_WORKERS)) {
+    throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
+  }
   const total = o.jobs.length;
   const results: (BacktestResult | ReportFiles)[] = new Array(total);
   const errors: { index: number; error: Error }[] = [];
@@ -128,12 +128,17 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
     // No thread takes another job.
     Atomics.store(next, 0, total);
   };
-  const historyBudgetBytes = historyBudget(threads);
-  const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, output, next: next.buffer as SharedArrayBuffer, historyBudgetBytes };
+  const history = new SweepHistory(o.db, o.settings);
+  const threads = Math.min(o.workers ?? defaultThreads(history.points, total), total);
   const logger = o.logger ?? silentLogger;
-  const workers = Array.from({ length: threads - 1 }, () => startWorker(work, finished, failed, logger));
-  const thread = new SweepThread(o.db, historyBudgetBytes);
+  // Started first: they load the code while this thread reads the history.
+  const workers = Array.from({ length: threads - 1 }, () => startWorker(finished, failed, logger));
+  let thread: SweepThread | undefined;
   try {
+    const shared = history.read();
+    const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, output, next: next.buffer as SharedArrayBuffer, history: shared };
+    for (const w of workers) w.start(work);
+    thread = new SweepThread(o.db, shared);
     for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
       try {
         finished(i, await thread.run(o.settings, o.jobs[i]!, i, output, logger));
@@ -146,7 +151,7 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
     // After a failure here, the workers' runs are stopped, not waited for.
     if (errors.length === 0) await Promise.race([Promise.all(workers.map((w) => w.done)), ...workers.map((w) => w.failedOnce)]);
   } finally {
-    thread.close();
+    thread?.close();
     await Promise.all(workers.map((w) => w.close()));
   }
   if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
@@ -163,14 +168,59 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
 export const ITEMS_PER_THREAD = 1_500_000;
 
 /** One thread per core, but none with less than ITEMS_PER_THREAD to do: two threads made a short sweep slower than one. */
-function defaultThreads(o: SweepOptions): number {
-  const cache = SnapshotStore.open(o.db, { readonly: true });
-  try {
-    const interval = o.settings.interval ?? '1h';
-    const points = o.settings.indexes.reduce((n, indexId) => n + cache.history.held(indexId, interval, o.settings.from, o.settings.to, INTERVAL_MS[interval]).points, 0);
-    return Math.max(1, Math.min(availableParallelism(), Math.floor((points * o.jobs.length) / ITEMS_PER_THREAD)));
-  } finally {
-    cache.close();
+function defaultThreads(points: number, jobs: number): number {
+  return Math.max(1, Math.min(availableParallelism(), Math.floor((points * jobs) / ITEMS_PER_THREAD)));
+}
+
+/**
+ * The history every run of a sweep replays (the runs differ in strategy and params, never in
+ * range), read on this thread before the runs into memory the threads share. Reading it
+ * was about half of a short run, and each thread reading it again for its first run cost a
+ * core the time of one read. Kept within an eighth of the machine's memory, and no more than
+ * 1 GiB: a 10-index year of hourly points takes about 35 MB, 40 indexes over four years
+ * about 570 MB. A larger range is read from the cache by every run, as it would be without this.
+ */
+class SweepHistory {
+  /** History points the range holds, over its indexes; 0 when the cache cannot serve it. */
+  readonly points: number;
+  private readonly range: ReturnType<typeof replayRange>['settings'] | undefined;
+
+  constructor(
+    private readonly db: string,
+    settings: SweepSettings,
+  ) {
+    // What cannot be read here (no such cache, no data in the range) fails each run, with the
+    // error a run gives: this only reads ahead.
+    try {
+      const store = SnapshotStore.open(db, { readonly: true });
+      try {
+        const { settings: range, coverage } = replayRange(store, settings);
+        this.range = range;
+        this.points = coverage.reduce((n, c) => n + c.points, 0);
+      } finally {
+        store.close();
+      }
+    } catch {
+      this.points = 0;
+    }
+  }
+
+  /** What was kept; nothing when the read failed (the runs then read the cache, and meet what failed here themselves). */
+  read(): SharedHistory {
+    if (this.range) {
+      try {
+        const store = SnapshotStore.open(this.db, { readonly: true });
+        try {
+          const history = new RecordedHistory(store, Math.min(2 ** 30, Math.floor(totalmem() / 8)));
+          const { indexes, interval, from, to } = this.range;
+          history.keep(indexes, interval, from, to);
+          return history.share();
+        } finally {
+          store.close();
+        }
+      } catch {}
+    }
+    return { moments: [], transitions: [], bytes: 0 };
   }
 }
 
@@ -181,16 +231,7 @@ export interface SweepWork {
   jobs: readonly SweepJob[];
   output: SweepOutput;
   next: SharedArrayBuffer;
-  historyBudgetBytes: number;
-}
-
-/**
- * What each thread may keep of the history its runs replay: an eighth of the machine's memory
- * over all the threads, and no more than 512 MiB each. A 10-index year of hourly points takes
- * about 35 MB; a 40-index four years, about 570 MB, is read from the cache by every run.
- */
-function historyBudget(threads: number): number {
-  return Math.min(512 * 2 ** 20, Math.floor(totalmem() / 8 / threads));
+  history: SharedHistory;
 }
 
 /** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
@@ -225,7 +266,7 @@ function workerSource(): { code: string | URL; eval: boolean } {
   };
 }
 
-function startWorker(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void, logger: Logger) {
+function startWorker(finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void, logger: Logger) {
   const source = workerSource();
   const worker = new Worker(source.code, { eval: source.eval });
   let running = true;
@@ -258,10 +299,12 @@ function startWorker(work: SweepWork, finished: (index: number, result: Backtest
   });
   worker.on('error', lost);
   worker.on('exit', (code) => lost(new Error(`a sweep worker exited (code ${code}) before its runs finished`)));
-  worker.postMessage(work);
   return {
     done,
     failedOnce,
+    start(work: SweepWork): void {
+      worker.postMessage(work);
+    },
     async close(): Promise<void> {
       running = false;
       await worker.terminate();

@@ -7,9 +7,11 @@
  *
  * Many runs over the same range (a parameter search of your own) read it once with a
  * `RecordedHistory`: `runBacktest({ cache, history: new RecordedHistory(cache, 256 * 2 ** 20), ... })`.
+ * On worker threads, post `history.share()` to each, which replays the same memory with
+ * `RecordedHistory.fromShared(cache, shared)`.
  */
 export { runBacktest, openCache, buildReport, reportJson, renderHtml, renderTable, type BacktestOptions, type BacktestResult, type BacktestReport, type IndexCoverage } from '../backtest/index.ts';
-export { RecordedHistory, type HistorySource, type RebalanceTransition } from '../backtest/index.ts';
+export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from '../backtest/index.ts';
 export { returnMetrics, strategyMetrics, type ReturnMetrics, type StrategyMetrics, type EquityPoint, type TradeFill } from '../backtest/index.ts';
 export { loadStrategy, loadStrategies, type LoadedStrategy, type LoadOptions } from '../strategy/index.ts';
 export { SnapshotStore } from '../store/index.ts';

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { RecordedHistory } from '../../src/backtest/recorded-history.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
+import { FEED_START, RecordedHistory } from '../../src/backtest/recorded-history.ts';
+import { replayRange } from '../../src/backtest/replay.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
+import { loadStrategy } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
 const ids = ['x', 'y'];
@@ -59,5 +62,72 @@ describe('RecordedHistory', () => {
     expect(small.bytes).toBe(0);
     for (const bad of [-1, 1.5, Number.NaN, 2 ** 41]) expect(() => new RecordedHistory(store, bad)).toThrow(`Expected \`budgetBytes\` to be an integer from 0 to 2^40, got \`${bad}\``);
     store.close();
+  });
+
+  it('keeps ahead of a run all the run reads: the run then reads no history from the cache, and reports the same', async () => {
+    const strategy = await loadStrategy(new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname, { notionalUsd: 100 });
+    // From before the cache's first point: the run narrows the range, and so must what is kept.
+    const options = { indexes: ids, from: T0 - 48 * H, to: T0 + 119 * H, allowGaps: true };
+    const store = SnapshotStore.open(buildCache(), { readonly: true });
+    const plain = reportJson(buildReport(await runBacktest({ ...options, cache: store, strategy })));
+    const { settings } = replayRange(store, options);
+    const recorded = new RecordedHistory(store, 2 ** 20);
+    expect(recorded.keep(settings.indexes, settings.interval, settings.from, settings.to)).toBe(true);
+    const moments = vi.spyOn(store.history, 'moments');
+    const transitions = vi.spyOn(store, 'rebalanceTransitions');
+    const kept = reportJson(buildReport(await runBacktest({ ...options, cache: store, strategy, history: recorded })));
+    expect(moments).not.toHaveBeenCalled();
+    expect(transitions).not.toHaveBeenCalled();
+    expect(kept).toBe(plain);
+    store.close();
+  });
+
+  it('stops reading once a range passes its budget, and keeps nothing of it', () => {
+    const store = SnapshotStore.open(buildCache(), { readonly: true });
+    const read = store.history.moments.bind(store.history);
+    let yielded = 0;
+    vi.spyOn(store.history, 'moments').mockImplementation(function* (...args) {
+      for (const m of read(...args)) {
+        yielded++;
+        yield m;
+      }
+    });
+    const small = new RecordedHistory(store, 2_000);
+    expect(small.keep(ids, '1h', T0, T0 + 119 * H)).toBe(false);
+    expect(small.bytes).toBe(0);
+    // A moment of x and y takes about 150 bytes: the read ends a few moments past 2000, not at the 120th.
+    expect(yielded).toBeGreaterThan(10);
+    expect(yielded).toBeLessThan(20);
+    store.close();
+  });
+
+  it('shares what it kept with another thread: the values in shared memory, and no read of the cache there', () => {
+    const path = buildCache();
+    const store = SnapshotStore.open(path, { readonly: true });
+    const fromCache = [...store.history.moments(ids, '1h', T0, T0 + 119 * H)];
+    const feed = [...store.rebalanceTransitions(ids, FEED_START, T0 + 50 * H)];
+    const recorded = new RecordedHistory(store, 2 ** 20);
+    expect(recorded.keep(ids, '1h', T0 + 50 * H, T0 + 119 * H)).toBe(true);
+    const kept = [...recorded.moments(ids, '1h', T0 + 50 * H, T0 + 119 * H)];
+    // As a message carries it to a worker.
+    const shared = structuredClone(recorded.share());
+    store.close();
+    // Closed: anything read from it would throw.
+    const other = RecordedHistory.fromShared(SnapshotStore.open(path, { readonly: true }), shared);
+    const closed = SnapshotStore.open(path, { readonly: true });
+    closed.close();
+    const there = RecordedHistory.fromShared(closed, shared);
+    const moments = [...there.moments(ids, '1h', T0 + 50 * H, T0 + 119 * H)];
+    expect(moments).toEqual(fromCache.slice(50));
+    expect(moments.every((m) => m.values.buffer instanceof SharedArrayBuffer)).toBe(true);
+    // One copy: a value changed here is changed there.
+    const values = kept[0]!.values;
+    values[1] = -1;
+    expect(moments[0]!.values[1]).toBe(-1);
+    expect([...there.transitions(ids, FEED_START, T0 + 50 * H)]).toEqual(feed);
+    expect(there.bytes).toBe(recorded.bytes);
+    // A range not kept is read from the cache.
+    expect([...other.moments(ids, '1h', T0, T0 + 9 * H)]).toEqual(fromCache.slice(0, 10));
+    expect(() => [...there.moments(ids, '1h', T0, T0 + 9 * H)]).toThrow();
   });
 });

@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildReport, renderHtml, reportJson, runBacktest } from '../../src/backtest/index.ts';
 import { runSweep } from '../../src/backtest/sweep.ts';
-import { SnapshotStore } from '../../src/store/index.ts';
+import { HistoryTables, SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
@@ -29,7 +29,7 @@ describe('sweeps on worker threads', () => {
     expect(files.map((f) => f.json)).toEqual(serial);
     expect(files.map((f) => f.html)).toEqual(serial.map((r) => renderHtml(JSON.parse(r))));
     expect(serial.map((r) => JSON.parse(r).strategy.params.notionalUsd)).toEqual([50, 100, 150, 200, 250]);
-    // A thread's later runs replay the history its first run kept: the same reports as runs that each read the cache.
+    // The runs replay the history the sweep read before them: the same reports as runs that each read the cache.
     const cache = SnapshotStore.open(db, { readonly: true });
     const alone: string[] = [];
     for (const j of jobs) alone.push(reportJson(buildReport(await runBacktest({ ...settings, cache, strategy: await loadStrategy(file, j.params) }))));
@@ -37,6 +37,20 @@ describe('sweeps on worker threads', () => {
     expect(serial).toEqual(alone);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
   }, 180_000);
+
+  it('reads the history once, before the runs, however the range was narrowed', async () => {
+    const db = buildCache();
+    const reads = vi.spyOn(HistoryTables.prototype, 'moments');
+    try {
+      // From before the first cached point: every run narrows the range to what the cache holds.
+      const settings = { indexes: ['x', 'y'], from: T0 - 24 * H, to: T0 + 119 * H, allowGaps: true };
+      const results = await runSweep({ db, settings, jobs: [50, 100, 150].map((notionalUsd) => ({ file, params: { notionalUsd } })), workers: 1 });
+      expect(results.map((r) => r.settings.from)).toEqual([T0, T0, T0]);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+    }
+  }, 60_000);
 
   it('takes in what every run logs, on this thread and on the workers, each line naming its run and params', async () => {
     const db = buildCache();

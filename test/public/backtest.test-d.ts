@@ -1,5 +1,16 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type BacktestOptions, type BacktestResult, type HistorySource, type LoadedStrategy, RecordedHistory, type SnapshotStore, loadStrategy, openCache, runBacktest } from 'indexbot/backtest';
+import {
+  type BacktestOptions,
+  type BacktestResult,
+  type HistorySource,
+  type LoadedStrategy,
+  RecordedHistory,
+  type SharedHistory,
+  type SnapshotStore,
+  loadStrategy,
+  openCache,
+  runBacktest,
+} from 'indexbot/backtest';
 
 describe('indexbot/backtest', () => {
   it('opens a cache and loads a strategy file into what runBacktest takes', () => {
@@ -15,5 +26,9 @@ describe('indexbot/backtest', () => {
     expectTypeOf<RecordedHistory>().toMatchTypeOf<HistorySource>();
     expectTypeOf<BacktestOptions['history']>().toEqualTypeOf<HistorySource | undefined>();
     expectTypeOf(RecordedHistory).constructorParameters.toEqualTypeOf<[SnapshotStore, number]>();
+    // Read ahead once, then replayed by other threads from the same memory.
+    expectTypeOf<RecordedHistory['keep']>().returns.toEqualTypeOf<boolean>();
+    expectTypeOf<RecordedHistory['share']>().returns.toEqualTypeOf<SharedHistory>();
+    expectTypeOf(RecordedHistory.fromShared).parameters.toEqualTypeOf<[SnapshotStore, SharedHistory]>();
   });
 });

@@ -1,5 +1,5 @@
 import type { Rebalance } from '../contract/index.ts';
-import { type NewEvent, type RebalanceStates, detectRebalancing } from '../detect/index.ts';
+import { type IndexbotEvent, type NewEvent, type RebalanceStates, detectRebalancing } from '../detect/index.ts';
 import type { HistoryMoment, SnapshotStore } from '../store/index.ts';
 import { type MarketQueries, parseInstrument } from '../strategy/index.ts';
 
@@ -24,7 +24,16 @@ interface IndexState {
   /** Token ids whose weight was past the drift threshold at the last point. */
   drifting: number[];
   feed: RebalanceStates | undefined;
+  /** `performance.updated:<indexId>:`, made once: an event's id is then one concatenation. */
+  performanceIdPrefix: string;
 }
+
+/**
+ * The seq an event is made with, until the event log numbers it: a property the event has
+ * from the start is set in place, where one added later gives every event a second
+ * allocation (its properties moved out of the object) and a shape of its own.
+ */
+const UNNUMBERED = 0;
 
 /** History points carry no returns: one frozen empty object serves every performance event. */
 const NO_RETURNS = Object.freeze({});
@@ -76,6 +85,7 @@ export class ReplayMarket implements MarketQueries {
         pointRebalanceId: null,
         drifting: [],
         feed: undefined,
+        performanceIdPrefix: `performance.updated:${indexId}:`,
       };
       this.indexes.set(indexId, s);
     }
@@ -121,7 +131,7 @@ export class ReplayMarket implements MarketQueries {
    * Takes in point `p` of a moment, and adds to `out` the events a live poll of it would have
    * raised. Nothing is allocated per point but those events: it runs for every item replayed.
    */
-  point(m: HistoryMoment, p: number, out: NewEvent[]): void {
+  point(m: HistoryMoment, p: number, out: IndexbotEvent[]): void {
     const indexId = m.indexIds[p]!;
     const ts = m.ts;
     const nav = m.navs[p]!;
@@ -163,7 +173,8 @@ export class ReplayMarket implements MarketQueries {
         occurredAt: ts,
         detectedAt: ts,
         payload: Object.freeze({ address: token.address, symbol: token.symbol, weight, target, deviation: weight - target, threshold: this.driftThreshold }),
-      });
+        seq: UNNUMBERED,
+      } satisfies IndexbotEvent);
     }
     s.drifting = drifting === wasDrifting && same < wasDrifting.length ? wasDrifting.slice(0, same) : drifting;
     s.ts = ts;
@@ -176,7 +187,7 @@ export class ReplayMarket implements MarketQueries {
     if (!first && nav !== previousNav) {
       // The most frequent event of all: frozen level by level, without walking its keys.
       const payload = Object.freeze({ nav, returns: NO_RETURNS, asOf: ts });
-      out.push({ id: `performance.updated:${indexId}:${this.iso(ts)}`, type: 'performance.updated', indexId: indexId, occurredAt: ts, detectedAt: ts, payload });
+      out.push({ id: s.performanceIdPrefix + this.iso(ts), type: 'performance.updated', indexId: indexId, occurredAt: ts, detectedAt: ts, payload, seq: UNNUMBERED } satisfies IndexbotEvent);
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Rebalance } from '../contract/index.ts';
 import { type Clock, systemClock } from '../core/index.ts';
-import type { NewEvent } from '../detect/index.ts';
+import type { IndexbotEvent } from '../detect/index.ts';
 import type { HistoryMoment } from '../store/index.ts';
 import type { StrategyRuntime } from '../strategy/index.ts';
 import type { MemoryEventLog } from './event-log.ts';
@@ -85,7 +85,7 @@ export class Timeline {
   private reported = 0;
   private groupAt: number | undefined;
   /** The events of a moment's points: one array for the whole replay, emptied at each moment. */
-  private readonly made: NewEvent[] = [];
+  private readonly made: IndexbotEvent[] = [];
 
   constructor(
     private readonly o: {

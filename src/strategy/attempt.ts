@@ -83,7 +83,7 @@ export class AttemptScope {
   }
 
   get state(): BufferedState {
-    this.bufferedState ??= new BufferedState(this.committedState, () => this.guard());
+    this.bufferedState ??= new BufferedState(this.committedState, this);
     return this.bufferedState;
   }
 

@@ -116,7 +116,9 @@ export class StrategyRuntime {
 
   /** Delivers everything in the log now, without starting loops (backtests, commands, tests). */
   async drain(): Promise<void> {
-    await Promise.all(this.runners.map((r) => r.drain()));
+    // A backtest runs one strategy and drains at every replayed moment: no array and Promise.all for it.
+    if (this.runners.length === 1) await this.runners[0]!.drain();
+    else await Promise.all(this.runners.map((r) => r.drain()));
   }
 
   /** A strategy's paper cash and open positions as committed, as numbers (views of the exact ledger). */

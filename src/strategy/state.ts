@@ -75,8 +75,8 @@ export class BufferedState implements StrategyState {
 
   constructor(
     private readonly committed: CommittedState,
-    /** Throws once the attempt has ended. */
-    private readonly guard: () => void,
+    /** Its `guard()` throws once the attempt has ended (the attempt itself: no closure per handler call). */
+    private readonly attempt: { guard(): void },
   ) {}
 
   get<T>(key: string): T | undefined {
@@ -88,12 +88,12 @@ export class BufferedState implements StrategyState {
   }
 
   set(key: string, value: unknown): void {
-    this.guard();
+    this.attempt.guard();
     (this.writes ??= new Map()).set(key, value === undefined ? DELETED : value);
   }
 
   delete(key: string): void {
-    this.guard();
+    this.attempt.guard();
     (this.writes ??= new Map()).set(key, DELETED);
   }
 

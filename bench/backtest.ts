@@ -9,14 +9,17 @@
  * - a 16-set sweep of rebalance-front-run over 10x1 and over 10x4, on one thread and on one
  *   per core (each in its own process, with its peak RSS), each run's report.json and
  *   report.html made as `backtest --grid` makes them; the summary's speed-up is the lower of
- *   the two.
+ *   the two. Each is run twice, alternating, and the faster taken. Beside each, for comparison:
+ *   as many processes as cores, started at once and sharing nothing, each running its share
+ *   of the sets on one thread.
  * Ends with one `backtest-summary` line for scripts.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
@@ -174,13 +177,13 @@ interface SweepFigures {
 }
 
 /**
- * A sweep of 16 parameter sets of rebalance-front-run on `indexes` x `years`, on `workers`
- * threads. Serial and parallel each run in a process of their own, set up alike (the code
- * loaded, nothing run yet): neither gains from what the other warmed.
+ * Sets `first` to `first + count - 1` of a sweep of 16 parameter sets of rebalance-front-run on
+ * `indexes` x `years`, on `workers` threads. Serial and parallel each run in a process of their
+ * own, set up alike (the code loaded, nothing run yet): neither gains from what the other warmed.
  */
-async function sweep(path: string, workers: number, indexes: number, years: number): Promise<SweepFigures> {
+async function sweep(path: string, workers: number, indexes: number, years: number, first = 0, count = 16): Promise<SweepFigures> {
   const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
-  const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
+  const jobs = Array.from({ length: count }, (_, i) => ({ file, params: { holdHours: 6 + 6 * (first + i) } }));
   const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
   const t = performance.now();
   const cpu0 = process.cpuUsage();
@@ -195,9 +198,15 @@ async function sweep(path: string, workers: number, indexes: number, years: numb
   };
 }
 
+const CHILD_ARGS = ['--conditions=indexbot-source', '--import', 'tsx', fileURLToPath(import.meta.url)];
+const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
+
 function child<T>(args: string[]): T {
-  const out = execFileSync(process.execPath, ['--conditions=indexbot-source', '--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(out.trim().split('\n').at(-1)!) as T;
+  return lastLine<T>(execFileSync(process.execPath, [...CHILD_ARGS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+}
+
+async function childAsync<T>(args: string[]): Promise<T> {
+  return lastLine<T>((await promisify(execFile)(process.execPath, [...CHILD_ARGS, ...args], { encoding: 'utf8' })).stdout);
 }
 
 export async function run(): Promise<void> {
@@ -242,13 +251,27 @@ export async function run(): Promise<void> {
       [10, 4],
     ] as const) {
       const size = [String(indexes), String(years)];
-      const serial = child<SweepFigures>(['--sweep', path, '1', ...size]);
-      const parallel = child<SweepFigures>(['--sweep', path, String(workers), ...size]);
-      const same = parallel.reports.every((r, i) => r === serial.reports[i]);
+      // Twice each, alternating, and the faster of the two: this machine's speed drifts by
+      // tens of percent within minutes, and one serial run at a slow moment made a ratio of it.
+      const runs = [1, 2].flatMap(() => [child<SweepFigures>(['--sweep', path, '1', ...size]), child<SweepFigures>(['--sweep', path, String(workers), ...size])]);
+      const fastest = (list: SweepFigures[]) => list.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+      const serial = fastest(runs.filter((_, i) => i % 2 === 0));
+      const parallel = fastest(runs.filter((_, i) => i % 2 === 1));
+      // For comparison, no threads: `workers` processes started at once, sharing nothing, each
+      // running its share of the sets on one thread (each reads the history and warms up itself).
+      const share = Math.ceil(16 / workers);
+      const apart = await Promise.all(
+        Array.from({ length: workers }, (_, w) => childAsync<SweepFigures>(['--sweep', path, '1', ...size, String(w * share), String(Math.max(0, Math.min(share, 16 - w * share)))])),
+      );
+      const slowestApart = Math.max(...apart.map((a) => a.seconds));
+      const same = runs.every((run) => run.reports.every((r, i) => r === serial.reports[i]));
       const speedup = serial.seconds / parallel.seconds;
       summary.sweep_speedup = Math.min(Number(summary.sweep_speedup ?? Infinity), speedup).toFixed(2);
       console.log(
-        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s, peak RSS ${serial.rssMiB.toFixed(0)} MiB), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s, peak RSS ${parallel.rssMiB.toFixed(0)} MiB), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process, the faster of two: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s, peak RSS ${serial.rssMiB.toFixed(0)} MiB), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s, peak RSS ${parallel.rssMiB.toFixed(0)} MiB), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+      );
+      console.log(
+        `    without threads: ${workers} processes at once, each running ${share} of the sets on one thread, the slowest ${slowestApart.toFixed(1)} s: ${(serial.seconds / slowestApart).toFixed(2)}x the 1-worker sweep`,
       );
       if (!same) process.exitCode = 1;
     }
@@ -264,7 +287,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
-  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1))));
+  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1), Number(rest[3] ?? 0), Number(rest[4] ?? 16))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

@@ -31,7 +31,8 @@ import { EXAMPLE_STRATEGIES, packageJson } from './package-files.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
-  params: Record<string, unknown>[];
+  /** Each --params given, in order; none given: undefined (so --help shows no default). */
+  params?: Record<string, unknown>[];
   grid?: string;
   out?: string;
   json?: boolean;
@@ -75,7 +76,7 @@ export function registerBacktestCommand(program: Command): void {
         .description('replay cached history through a strategy on a simulated clock and write a report (JSON, HTML, table)')
         .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file'),
     )
-      .option('--params <json>', "strategy params over the config's; give it several times for a sweep", paramsOption, [])
+      .option('--params <json>', "strategy params over the config's; give it several times for a sweep", paramsOption)
       .option('--grid <file>', 'JSON file of param name -> list of values: one run per combination')
       .option('--out <dir>', 'where report.json and report.html go (default data/backtests/<run id>)')
       .option('--json', 'print the report JSON (a sweep: its comparison) instead of tables')
@@ -94,11 +95,8 @@ export function registerBacktestCommand(program: Command): void {
     const logger = loggerFor(config);
     const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
     const base = config.strategies.params[strategy.name] ?? {};
-    const overrides = flags.grid
-      ? gridCombinations(flags.grid).flatMap((g) => (flags.params.length > 0 ? flags.params : [{}]).map((p) => ({ ...p, ...g })))
-      : flags.params.length > 0
-        ? flags.params
-        : [{}];
+    const given = flags.params ?? [{}];
+    const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => given.map((p) => ({ ...p, ...g }))) : given;
     const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
     // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
     prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');

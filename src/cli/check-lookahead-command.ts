@@ -9,7 +9,8 @@ import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
-  params: Record<string, unknown>[];
+  /** Each --params given, in order; none given: undefined (so --help shows no default). */
+  params?: Record<string, unknown>[];
   maxChecks: number;
   json?: boolean;
 }
@@ -24,7 +25,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
         .description('replay a strategy, then replay it again on the cache cut at each of its decisions; report decisions that change (exit 1) and wall-clock reads')
         .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file'),
     )
-      .option('--params <json>', "strategy params over the config's", paramsOption, [])
+      .option('--params <json>', "strategy params over the config's", paramsOption)
       .option('--max-checks <n>', 'most replays on a cut cache; past it, decision times are picked evenly', intOption(1, 10_000), 50)
       .option('--json', 'print the result as JSON'),
     'config',
@@ -37,7 +38,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
     // Before the strategy module first runs: globals its top level creates count as its own.
     const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));
     const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
-    const params = Object.assign({}, config.strategies.params[strategy.name] ?? {}, ...flags.params);
+    const params = Object.assign({}, config.strategies.params[strategy.name] ?? {}, ...(flags.params ?? []));
     const cache = SnapshotStore.open(config.db, { readonly: true });
     let inputs: ReturnType<typeof backtestInputs>;
     try {

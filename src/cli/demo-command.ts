@@ -39,7 +39,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--db <file>', 'SQLite file of the demo, started afresh each run: a new file or one a demo made', 'data/demo.db')
     .option('--strategies <dir>', 'strategy modules to run', 'strategies')
     .option('--watch', 'reload a strategy whose file changes, without a restart', false)
-    .option('--http <addr>', 'loopback host:port of the dashboard and API (default a free port)', loopbackAddress, { host: '127.0.0.1', port: 0 })
+    .addOption(new Option('--http <addr>', 'loopback host:port of the dashboard and API').argParser(loopbackAddress).default({ host: '127.0.0.1', port: 0 }, '127.0.0.1 on a free port'))
     .action(async (opts: DemoOptions, command: Command) => {
       // data/demo.db is the demo's whoever made it; a file named with --db only if a demo made it.
       const demoDatabase = { evenUnmarked: command.getOptionValueSource('db') === 'default' };

@@ -22,7 +22,8 @@ interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   startup: number;
   batch: number;
   workers?: number;
-  params: Record<string, unknown>[];
+  /** Each --params given, in order; none given: undefined (so --help shows no default). */
+  params?: Record<string, unknown>[];
   out?: string;
   top: number;
   json?: boolean;
@@ -48,7 +49,7 @@ export function registerOptimizeCommand(program: Command): void {
         `a batch's trials at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short batch; never changes the trials)`,
         intOption(1, MAX_WORKERS),
       )
-      .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption, [])
+      .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption)
       .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
       .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')
       .option('--json', 'print the trials, best first, as JSON'),
@@ -61,7 +62,7 @@ export function registerOptimizeCommand(program: Command): void {
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const space = readSpace(flags.space, loaded.strategy);
-    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...flags.params);
+    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));
     // The fixed params, with the middle of the space, pass the schema before any replay.
     withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
     const cache = SnapshotStore.open(config.db, { readonly: true });

@@ -14,7 +14,8 @@ import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareO
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
-  params: Record<string, unknown>[];
+  /** Each --params given, in order; none given: undefined (so --help shows no default). */
+  params?: Record<string, unknown>[];
   grid: string;
   train: number;
   test: number;
@@ -44,7 +45,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--step <duration>', 'how far each window moves on (default --test; at least --test)', durationOption)
       .option('--anchored', 'every training window starts at --from and grows')
       .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
-      .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption, [])
+      .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption)
       .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON'),
@@ -56,7 +57,7 @@ export function registerWalkForwardCommand(program: Command): void {
     const config = loadConfig(flags, process.env, { server: false });
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
-    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...flags.params);
+    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));
     const grid = gridCombinations(flags.grid).map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
     for (const p of grid) withParams(loaded.strategy, loaded.file, p);

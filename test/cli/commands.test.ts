@@ -36,6 +36,14 @@ describe('the CLI loads each command on demand', () => {
     expect(typo.stderr).toBe("indexbot: unknown command 'stauts' (Did you mean status?) [USAGE_INVALID]\n");
   });
 
+  it('says every default in --help as a user types or reads it, never as an object', () => {
+    for (const command of COMMANDS) {
+      const help = cli([command, '--help']);
+      expect(help.status, command).toBe(0);
+      expect(help.stdout, command).not.toMatch(/\(default: [{[]|\[object Object\]/);
+    }
+  });
+
   it('loads only what the named command runs: init no store, status no sandbox, backtest or HTTP server', () => {
     const init = cli(['init', '--help']);
     expect(init.status).toBe(0);

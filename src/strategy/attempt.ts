@@ -42,6 +42,13 @@ export interface Effects {
 const NO_KEYS: ReadonlySet<string> = new Set();
 const NONE: readonly never[] = Object.freeze([]);
 
+/** The effects of a call that changed nothing, over the committed `book`: made once per book, not per call. */
+export type NothingDone = Readonly<{ ok: true } & Effects>;
+
+export function nothingDone(book: Book): NothingDone {
+  return Object.freeze({ ok: true, writes: NO_WRITES, book, touched: NO_KEYS, fills: NONE, rejects: NONE, alerts: NONE });
+}
+
 /** What does not change from one handler call to the next: made once per strategy. */
 export interface RunnerShared {
   strategy: string;
@@ -73,9 +80,10 @@ export class AttemptScope {
   constructor(
     readonly shared: RunnerShared,
     private readonly committedState: CommittedState,
-    committedBook: Book,
+    /** What a call that changed nothing gives back: its `book` is the committed one. */
+    private readonly nothing: NothingDone,
   ) {
-    this.book = committedBook;
+    this.book = nothing.book;
   }
 
   guard(): void {
@@ -102,8 +110,10 @@ export class AttemptScope {
     this.active = false;
   }
 
-  /** What the handler did, its state writes as JSON text (this throws for a value JSON cannot hold). One object per call: it is made for every event. */
+  /** What the handler did, its state writes as JSON text (this throws for a value JSON cannot hold). */
   effects(): { ok: true } & Effects {
+    // Most calls change nothing (every event of a no-op, most of a strategy that reads): they share one result.
+    if (this.book === this.nothing.book && !this.bufferedState?.written && !this.touched && !this.fills && !this.rejects && !this.alerts) return this.nothing;
     return {
       ok: true,
       writes: this.bufferedState?.serialized() ?? NO_WRITES,

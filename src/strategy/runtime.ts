@@ -1,7 +1,7 @@
 import { type Clock, type Logger, StrategyError, ZERO, decimal, silentLogger, sleep, systemClock } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields } from '../store/index.ts';
-import { AttemptScope, type Book, ClockView, type BookView, type Effects, HandlerContext, type RunnerShared, ScopedMarketData, viewBook } from './attempt.ts';
+import { AttemptScope, type Book, ClockView, type BookView, type Effects, HandlerContext, type NothingDone, type RunnerShared, ScopedMarketData, nothingDone, viewBook } from './attempt.ts';
 import { type Fill, type Rejection, fillView } from './broker.ts';
 import type { StrategyContext } from './define.ts';
 import { LOADER_QUERY, type LoadedStrategy } from './loader.ts';
@@ -213,7 +213,8 @@ class StrategyRunner {
   private readonly shared: RunnerShared;
   /** Committed state per key: a read parses only its key, once; a write of an equal value is no write. */
   private readonly state: CommittedState;
-  private book: Book;
+  /** The committed book, as the result of a handler call that changed nothing: one object per book. */
+  private nothing: NothingDone;
   private bookView: BookView | undefined;
   private wakeUp: (() => void) | undefined;
   /**
@@ -244,7 +245,11 @@ class StrategyRunner {
     const t = o.store.strategies;
     t.openAccount(this.account, decimal(o.paper?.initialCash ?? 10_000));
     this.state = new CommittedState([...t.stateEntries(this.name)].map(([k, v]) => [k, JSON.stringify(v)]));
-    this.book = { cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) };
+    this.nothing = nothingDone({ cash: t.account(this.account)!.cash, positions: new Map(t.positions(this.account).map((p) => [p.instrument, p])) });
+  }
+
+  private get book(): Book {
+    return this.nothing.book;
   }
 
   private isHeld(): boolean {
@@ -408,7 +413,7 @@ class StrategyRunner {
         if (!fromParked) this.uncommittedSeq = undefined;
         this.state.apply(result.writes);
         if (result.book !== this.book) {
-          this.book = result.book;
+          this.nothing = nothingDone(result.book);
           this.bookView = undefined;
         }
         for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
@@ -435,7 +440,7 @@ class StrategyRunner {
    * the injected clock. A handler that returns a value (not a promise) is settled at once.
    */
   private attempt(event: IndexbotEvent): AttemptResult | Promise<AttemptResult> {
-    const scope = new AttemptScope(this.shared, this.state, this.book);
+    const scope = new AttemptScope(this.shared, this.state, this.nothing);
     const handler = this.loaded.strategy.on[event.type] as (e: IndexbotEvent, c: StrategyContext<unknown>) => unknown;
     let returned: unknown;
     try {

@@ -79,6 +79,11 @@ export class BufferedState implements StrategyState {
     private readonly attempt: { guard(): void },
   ) {}
 
+  /** Whether the handler set or deleted any key (even to what is committed). */
+  get written(): boolean {
+    return this.writes !== undefined;
+  }
+
   get<T>(key: string): T | undefined {
     if (this.writes?.has(key)) {
       const v = this.writes.get(key);

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
 import { BacktestDataError, type Logger, silentLogger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
-import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel } from '../strategy/index.ts';
+import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel, strategySourceHash } from '../strategy/index.ts';
 import { MemoryEventLog } from './event-log.ts';
 import { FEED_START, type HistorySource, readEachTime } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
@@ -98,7 +97,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const started = performance.now();
   const { settings, coverage, requested } = replayRange(o.cache, o);
   const interval = settings.interval;
-  const sourceHash = createHash('sha256').update(readFileSync(o.strategy.file)).digest('hex');
+  const sourceHash = strategySourceHash(o.strategy.file);
   const name = o.strategy.strategy.name;
   const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
 

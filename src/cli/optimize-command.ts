@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -8,7 +7,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { withParams } from '../strategy/index.ts';
+import { strategySourceHash, withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
@@ -70,7 +69,7 @@ export function registerOptimizeCommand(program: Command): void {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
       const identity = {
         strategy: loaded.strategy.name,
-        sourceHash: createHash('sha256').update(readFileSync(loaded.file)).digest('hex'),
+        sourceHash: strategySourceHash(loaded.file),
         space,
         base,
         metric: flags.metric,

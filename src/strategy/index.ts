@@ -26,5 +26,6 @@ export {
   type LoadedStrategy,
   type LoadOptions,
 } from './loader.ts';
+export { strategySourceHash } from './source-hash.ts';
 export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf, pausedStrategies } from './runtime.ts';
 export { watchStrategies, type WatchOptions } from './watch.ts';

@@ -153,7 +153,11 @@ let generation = 0;
  */
 async function importFresh(path: string): Promise<unknown> {
   const url = `${pathToFileURL(path).href}?${LOAD_QUERY}=${++generation}`;
-  if (!TYPESCRIPT.test(path)) return import(url);
+  if (!TYPESCRIPT.test(path)) {
+    // A JavaScript strategy's helpers are read afresh too.
+    await resolveHook();
+    return import(url);
+  }
   // tsx's output carries inline source maps: with them, errors and stacks name the lines of the user's own file.
   process.setSourceMapsEnabled(true);
   return (await typescriptImporter())(url, import.meta.url);
@@ -183,13 +187,28 @@ export async function resolve(specifier, context, next) {
   return { ...resolved, url: url.href };
 }`;
 
+const registerResolveHook = () => import('node:module').then(({ register }) => register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`));
+
+let hook: Promise<void> | undefined;
+
+/** For JavaScript strategies, once per thread. */
+function resolveHook(): Promise<void> {
+  hook ??= registerResolveHook();
+  return hook;
+}
+
 let importer: Promise<(specifier: string, parentURL: string) => Promise<unknown>> | undefined;
 
+/**
+ * tsx, then the hook once more, whatever was loaded before: hooks registered later run first,
+ * and the hook must see what tsx resolved. A copy registered earlier for JavaScript then runs
+ * inside tsx's, and does nothing the outer one has not (it adds the query only once).
+ */
 function typescriptImporter(): Promise<(specifier: string, parentURL: string) => Promise<unknown>> {
   importer ??= (async () => {
-    const [{ register: registerTsx }, { register }] = await Promise.all([import('tsx/esm/api'), import('node:module')]);
+    const { register: registerTsx } = await import('tsx/esm/api');
     const tsx = registerTsx({ namespace: 'indexbot-strategies' });
-    register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`);
+    await registerResolveHook();
     return tsx.import;
   })();
   return importer;

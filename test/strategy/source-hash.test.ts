@@ -74,7 +74,7 @@ describe('loading a JavaScript strategy again', () => {
   it('reads its helpers afresh, as a TypeScript one’s (in a process of its own: the test runner imports JavaScript itself)', () => {
     const dir = project({
       'package.json': '{ "type": "module" }\n',
-      's.mjs': "import { v } from './lib/v.mjs';\nexport default Object.freeze({ name: `js-${v()}`, on: {}, [Symbol.for('indexbot.strategy')]: true });\n",
+      's.mjs': "import { v } from './lib/v.mjs';\nexport default Object.freeze({ name: 'js-' + v(), on: {}, [Symbol.for('indexbot.strategy')]: true });\n",
       'lib/v.mjs': "export const v = () => 'one';\n",
       'load.mjs': `import { writeFileSync } from 'node:fs';
 const { loadStrategyModule } = await import(${JSON.stringify(new URL('../../src/strategy/index.ts', import.meta.url).href)});
@@ -87,7 +87,7 @@ writeFileSync(new URL('./lib/w.ts', import.meta.url), "export const w = (): stri
 const fourth = await loadStrategyModule(new URL('./t.ts', import.meta.url).pathname);
 console.log(first.name, second.name, third.name, fourth.name);
 `,
-      't.ts': "import { w } from './lib/w';\nexport default Object.freeze({ name: `ts-${w()}`, on: {}, [Symbol.for('indexbot.strategy')]: true });\n",
+      't.ts': "import { w } from './lib/w';\nexport default Object.freeze({ name: 'ts-' + w(), on: {}, [Symbol.for('indexbot.strategy')]: true });\n",
       'lib/w.ts': "export const w = (): string => 'three';\n",
     });
     const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'load.mjs')], { encoding: 'utf8' });

@@ -5,6 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Logger, StrategyError, describeIssues } from '../core/index.ts';
+import { EVENT_TYPES } from '../detect/index.ts';
 import { type Strategy, isStrategy } from './define.ts';
 
 export interface LoadedStrategy {
@@ -135,6 +136,13 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
   }
   if (typeof strategy.on !== 'object' || strategy.on === null) {
     throw new StrategyError(`${file}: "${strategy.name}" has no \`on\` object of event handlers`, 'STRATEGY_LOAD');
+  }
+  // TypeScript refuses these; a JavaScript strategy's handler for a misspelt type would never run, without a word.
+  for (const [type, handler] of Object.entries(strategy.on)) {
+    if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+      throw new StrategyError(`${file}: "${strategy.name}" handles "${type}", which is no event type (${EVENT_TYPES.join(', ')})`, 'STRATEGY_LOAD');
+    }
+    if (typeof handler !== 'function') throw new StrategyError(`${file}: "${strategy.name}": the handler for "${type}" is not a function`, 'STRATEGY_LOAD');
   }
   return strategy;
 }

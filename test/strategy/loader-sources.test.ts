@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
-import { loadStrategy, strategySourceHash } from '../../src/strategy/index.ts';
+import type { StrategyError } from '../../src/core/index.ts';
+import { EVENT_TYPES } from '../../src/detect/index.ts';
+import { loadStrategy, loadStrategyModule, strategySourceHash } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 
 /** Writes `files` (path -> text) under a new directory and returns it. */
@@ -93,5 +95,21 @@ console.log(first.name, second.name, third.name, fourth.name);
     const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'load.mjs')], { encoding: 'utf8' });
     expect(out.stderr).toBe('');
     expect(out.stdout.trim()).toBe('js-one js-two ts-three ts-four');
+  });
+});
+
+describe('a strategy’s handlers', () => {
+  it('are refused, naming the file and the type, for a misspelt event type or a handler that is not a function', async () => {
+    const brand = "[Symbol.for('indexbot.strategy')]: true";
+    const dir = project({
+      'package.json': '{ "type": "module" }\n',
+      'typo.mjs': `export default Object.freeze({ name: 'typo', ${brand}, on: { 'rebalance.announce': () => {} } });\n`,
+      'not-a-function.mjs': `export default Object.freeze({ name: 'nf', ${brand}, on: { 'rebalance.completed': 'sell' } });\n`,
+    });
+    const typo = await loadStrategyModule(join(dir, 'typo.mjs')).catch((e: unknown) => e);
+    expect((typo as StrategyError).code).toBe('STRATEGY_LOAD');
+    expect((typo as Error).message).toBe(`${join(dir, 'typo.mjs')}: "typo" handles "rebalance.announce", which is no event type (${EVENT_TYPES.join(', ')})`);
+    const notFunction = await loadStrategyModule(join(dir, 'not-a-function.mjs')).catch((e: unknown) => e);
+    expect((notFunction as Error).message).toBe(`${join(dir, 'not-a-function.mjs')}: "nf": the handler for "rebalance.completed" is not a function`);
   });
 });

@@ -74,12 +74,13 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   const clock = watchWallClock(file);
   const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
   const run = async (cachePath: string, to: number): Promise<BacktestResult> => {
-    const strategy = await loadStrategy(file, o.params);
-    const cache = SnapshotStore.open(cachePath, { readonly: true });
-    // A strategy that opens the cache by itself finds it where the bot's own commands do.
+    // A strategy that opens the cache by itself, in a handler or when its module is evaluated
+    // (each run loads it afresh), finds it where the bot's own commands do.
     const previousDb = process.env.INDEXBOT_DB;
     process.env.INDEXBOT_DB = cachePath;
+    const cache = SnapshotStore.open(cachePath, { readonly: true });
     try {
+      const strategy = await loadStrategy(file, o.params);
       return await runBacktest({ ...o, cache, strategy, to, onProgress: undefined });
     } finally {
       if (previousDb === undefined) delete process.env.INDEXBOT_DB;

@@ -21,6 +21,20 @@ describe('check-lookahead', () => {
     ]);
   });
 
+  it('catches one that opens the cache file when its module is evaluated: each run loads it with INDEXBOT_DB set', async () => {
+    const previous = process.env.INDEXBOT_DB;
+    delete process.env.INDEXBOT_DB;
+    try {
+      const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('top-level-peeker'), params: {} });
+      expect(r.differences.map((d) => [d.seenIn, (d.decision.at - T0) / H])).toEqual([
+        ['cut only', 30],
+        ['full only', 30],
+      ]);
+    } finally {
+      if (previous !== undefined) process.env.INDEXBOT_DB = previous;
+    }
+  });
+
   it('catches a strategy that carries what it saw from one run to the next in a global', async () => {
     const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('global-peeker'), params: {} });
     expect(r.differences.map((d) => d.seenIn)).toEqual(['cut only', 'full only']);

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { IndexbotError, plainText } from '../core/index.ts';
+import { IndexbotError, plainText, secretValues, withoutSecrets } from '../core/index.ts';
 import { packageJson } from './package-files.ts';
 
 type Register = (program: Command) => void;
@@ -54,16 +54,21 @@ try {
   // Commander already printed its one line; help and --version exit 0.
   if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : EXIT.usage);
   const e = (await import('../store/index.ts')).storeFailure(thrown);
+  // Whoever wrote the message (a strategy's throw may quote the key it read), no credential's value reaches the terminal.
+  const secrets = secretValues();
   if (e instanceof IndexbotError) {
     // One line, whatever the message quotes (a file's text in a JSON parser's words, say).
-    process.stderr.write(`indexbot: ${plainText(e.message)} [${e.code}]\n`);
+    process.stderr.write(`indexbot: ${withoutSecrets(plainText(e.message), secrets)} [${e.code}]\n`);
     process.exit(e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config);
   }
   // Not one of ours: a bug. One line by default; the stack trace on demand, to report it.
   const debug = process.env.INDEXBOT_DEBUG === '1' || /^(debug|trace)$/.test(process.env.INDEXBOT_LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(process.argv.join(' '));
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   process.stderr.write(
-    debug && e instanceof Error ? `indexbot: unexpected error: ${e.stack}\n` : `indexbot: unexpected error: ${message} (a bug; INDEXBOT_DEBUG=1 prints its stack trace) [INTERNAL]\n`,
+    withoutSecrets(
+      debug && e instanceof Error ? `indexbot: unexpected error: ${e.stack}\n` : `indexbot: unexpected error: ${message} (a bug; INDEXBOT_DEBUG=1 prints its stack trace) [INTERNAL]\n`,
+      secrets,
+    ),
   );
   process.exit(EXIT.bug);
 }

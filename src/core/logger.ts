@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { errorFields } from './errors.ts';
+import { secretValues, withoutSecrets } from './secrets.ts';
 import { plainText } from './text.ts';
 
 /**
@@ -71,6 +72,8 @@ export interface CreateLoggerOptions {
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
+  // Besides the keys pino blanks out: a credential's value wherever a line quotes it (a strategy's error message, say).
+  const secrets = secretValues();
   const base = {
     level: options.level ?? 'info',
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
@@ -79,10 +82,11 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
       logMethod(this: pino.Logger, args: unknown[], method: (...a: unknown[]) => void) {
         method.apply(
           this,
-          args.map((a) => (typeof a === 'string' ? plainText(a) : a)),
+          args.map((a) => (typeof a === 'string' ? withoutSecrets(plainText(a), secrets) : a)),
         );
       },
     },
+    formatters: secrets.length === 0 ? {} : { log: (obj: Record<string, unknown>) => scrubbed(obj, secrets, 0) as Record<string, unknown> },
     // An error is logged by its safe fields only: pino's own serializer would copy an axios
     // error's config (headers with the Authorization) and its request's raw header text.
     serializers: { err: safeError, error: safeError },
@@ -94,6 +98,14 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     });
   }
   return pino(base, (options.destination ?? process.stderr) as pino.DestinationStream);
+}
+
+/** Strings within a log object, a few levels down, without the credentials' values. */
+function scrubbed(value: unknown, secrets: readonly string[], depth: number): unknown {
+  if (typeof value === 'string') return withoutSecrets(value, secrets);
+  if (depth >= 4 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => scrubbed(v, secrets, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubbed(v, secrets, depth + 1)]));
 }
 
 function safeError(value: unknown): unknown {

@@ -17,6 +17,27 @@ function capture() {
 }
 
 describe('createLogger', () => {
+  it('blanks out the value of a credential from the environment wherever a line quotes it, message or field', () => {
+    const key = 'sk_live_CANARY_abcdefghijklmnop';
+    const previous = process.env.INDEXBOT_API_KEY;
+    process.env.INDEXBOT_API_KEY = key;
+    try {
+      const { lines, logger } = capture();
+      logger.warn({ file: 'keyed.ts', error: `cannot init with key ${key}`, nested: { list: [`k=${key}`] } }, `skipping keyed.ts: cannot init with key ${key}`);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).not.toContain(key);
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        file: 'keyed.ts',
+        error: 'cannot init with key [REDACTED]',
+        nested: { list: ['k=[REDACTED]'] },
+        msg: 'skipping keyed.ts: cannot init with key [REDACTED]',
+      });
+    } finally {
+      if (previous === undefined) delete process.env.INDEXBOT_API_KEY;
+      else process.env.INDEXBOT_API_KEY = previous;
+    }
+  });
+
   it('logs an axios error, under err or error, without its request headers or raw header text', async () => {
     const token = 'eyJhbGciOiJSUzI1NiJ9.CANARYpayload.CANARYsignature';
     const server = createServer((_req, res) => {

@@ -142,4 +142,19 @@ describe('indexbot run --strategies DIR outside the repository', () => {
       expect(r.stderr.trim().split('\n').at(-1), name).toBe(`indexbot: ${join(dir, name)}${expected}`);
     }
   });
+
+  it('never prints a credential a strategy quotes in its error: the API key it read is blanked out', { timeout: 60_000 }, () => {
+    const key = 'sk_sandbox_premium_CANARY0123456789';
+    const dir = strategiesDir({
+      'keyed.ts':
+        "import { defineStrategy } from 'indexbot';\nconst apiKey = process.env.INDEXBOT_API_KEY;\nthrow new Error(`cannot init with key ${apiKey}`);\nexport default defineStrategy({ name: 'keyed', on: {} });\n",
+    });
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'run', '--strategies', dir, '--db', join(dir, 'bot.db')], {
+      env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1', INDEXBOT_API_KEY: key },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(78);
+    expect(r.stderr).not.toContain(key);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(`indexbot: ${join(dir, 'keyed.ts')}:3: failed to load: cannot init with key [REDACTED] [STRATEGY_LOAD]`);
+  });
 });

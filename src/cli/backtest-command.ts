@@ -124,14 +124,12 @@ export function registerBacktestCommand(program: Command): void {
       process.stdout.write(runs.length === 1 ? describeRun(written[0]!, flags.json) : writeSweep(written, sweepDir, flags.json));
       // A run whose handler failed is written and shown, then fails the command: its figures miss what the handler would have done.
       const failed = written.filter(({ report }) => report.events.parked.count > 0).map(({ report }) => report);
-      if (failed.length > 0 && !flags.allowFailures) {
-        const events = failed.reduce((n, r) => n + r.events.parked.count, 0);
-        const which = runs.length === 1 ? 'the run' : `${failed.length} of ${runs.length} runs`;
-        process.stderr.write(
-          `indexbot: ${which}: strategy handlers failed on ${events} event(s), which were skipped (${failed[0]!.events.parked.errors[0]?.split('\n')[0]}); fix the strategy, or pass --allow-failures to accept the figures [BACKTEST_STRATEGY_FAILED]\n`,
-        );
-        process.exitCode = 1;
-      }
+      failOnHandlerErrors(
+        runs.length === 1 ? 'the run' : `${failed.length} of ${runs.length} runs`,
+        failed.reduce((n, r) => n + r.events.parked.count, 0),
+        failed[0]?.events.parked.errors[0]?.split('\n')[0] ?? '',
+        flags.allowFailures,
+      );
     } finally {
       cache.close();
     }
@@ -308,4 +306,16 @@ function writeReport(files: ReportFiles, dir: string): string {
   writeFileSync(join(dir, 'report.json'), files.json);
   writeFileSync(join(dir, 'report.html'), files.html);
   return dir;
+}
+
+/**
+ * After the output is written: runs whose handlers failed on events (skipped; the figures
+ * miss what they would have done) fail the command, exit 1, unless `--allow-failures`.
+ */
+export function failOnHandlerErrors(which: string, events: number, detail: string, allowed: boolean | undefined): void {
+  if (events === 0 || allowed) return;
+  process.stderr.write(
+    `indexbot: ${which}: strategy handlers failed on ${events} event(s), which were skipped (${detail}); fix the strategy, or pass --allow-failures to accept the figures [BACKTEST_STRATEGY_FAILED]\n`,
+  );
+  process.exitCode = 1;
 }

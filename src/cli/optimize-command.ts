@@ -8,7 +8,7 @@ import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { strategySourceHash, withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, failOnHandlerErrors, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
@@ -26,6 +26,7 @@ interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   out?: string;
   top: number;
   json?: boolean;
+  allowFailures?: boolean;
 }
 
 export function registerOptimizeCommand(program: Command): void {
@@ -51,7 +52,8 @@ export function registerOptimizeCommand(program: Command): void {
       .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption)
       .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
       .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')
-      .option('--json', 'print the trials, best first, as JSON'),
+      .option('--json', 'print the trials, best first, as JSON')
+      .option('--allow-failures', 'exit 0 even when strategy handlers failed on events (such trials rank last)'),
     'config',
     'db',
     ...LOG_FLAGS,
@@ -103,8 +105,17 @@ export function registerOptimizeCommand(program: Command): void {
       const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
       writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
       const best = ranked(trials);
+      const failing = trials.filter((t) => (t.failedEvents ?? 0) > 0);
+      const reportFailures = () =>
+        failOnHandlerErrors(
+          `${failing.length} of ${trials.length} trials`,
+          failing.reduce((n, t) => n + (t.failedEvents ?? 0), 0),
+          `trial ${failing[0]?.n} with ${JSON.stringify(failing[0]?.params)}; such trials rank last; \`indexbot backtest\` of one names the error`,
+          flags.allowFailures,
+        );
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(best, null, 1)}\n`);
+        reportFailures();
         return;
       }
       const keys = space.map((d) => d.key);
@@ -128,6 +139,7 @@ export function registerOptimizeCommand(program: Command): void {
           `study: ${dir} (trials.jsonl, optimize.html)`,
         ].join('\n')}\n`,
       );
+      reportFailures();
     } finally {
       cache.close();
     }

@@ -9,7 +9,7 @@ import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, researchInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, failOnHandlerErrors, researchInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
@@ -25,6 +25,7 @@ interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   workers?: number;
   out?: string;
   json?: boolean;
+  allowFailures?: boolean;
 }
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
@@ -48,7 +49,8 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption)
       .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
-      .option('--json', 'print the result as JSON'),
+      .option('--json', 'print the result as JSON')
+      .option('--allow-failures', 'exit 0 even when strategy handlers failed on events (such params are never chosen)'),
     'config',
     'db',
     ...LOG_FLAGS,
@@ -96,6 +98,7 @@ export function registerWalkForwardCommand(program: Command): void {
           inSample: w.inSample,
           outOfSample: w.outOfSample,
           testReturn: w.testReturn,
+          failedEvents: w.failedEvents,
         })),
         inSampleMean: r.inSampleMean,
         outOfSample: r.outOfSample.metrics,
@@ -106,8 +109,17 @@ export function registerWalkForwardCommand(program: Command): void {
         join(dir, 'walk-forward.html'),
         renderWalkForwardPage(`walk-forward ${loaded.strategy.name} by ${r.metric}`, r, (v) => formatMetric(r.metric, v)),
       );
+      const failing = r.windows.filter((w) => w.failedEvents > 0);
+      const reportFailures = () =>
+        failOnHandlerErrors(
+          `${failing.length} of ${r.windows.length} windows`,
+          failing.reduce((n, w) => n + w.failedEvents, 0),
+          `window ${r.windows.indexOf(failing[0]!) + 1}; such params are never chosen; \`indexbot backtest\` of one names the error`,
+          flags.allowFailures,
+        );
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
+        reportFailures();
         return;
       }
       const f = (v: number | null) => formatMetric(r.metric, v);
@@ -131,6 +143,7 @@ export function registerWalkForwardCommand(program: Command): void {
         `written: ${join(dir, 'walk-forward.json')}, ${join(dir, 'walk-forward.html')}`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
+      reportFailures();
     } finally {
       cache.close();
     }

@@ -20,9 +20,11 @@ export type Sampler = (typeof SAMPLERS)[number];
 export interface StoredTrial {
   n: number;
   params: Record<string, unknown>;
-  /** The figure ranked by; null when the run had none (too short, no trades). */
+  /** The figure ranked by; null when the run had none (too short, no trades) or its handlers failed on events. */
   score: number | null;
   runId: string;
+  /** Events whose handler failed and were skipped (absent in a study begun before it was recorded: none). */
+  failedEvents?: number;
   metrics: Pick<StrategyMetrics, 'totalReturn' | 'cagr' | 'sharpe' | 'sortino' | 'calmar' | 'maxDrawdown' | 'trades' | 'winRate' | 'profitFactor'>;
 }
 
@@ -101,12 +103,13 @@ export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
     const results = await o.run(proposals.map((p) => ({ params: { ...o.base, ...p }, from: o.from, to: o.to })));
     for (const [k, r] of results.entries()) {
       const m = r.metrics;
-      const s = score(m, o.metric);
+      const s = score(r, o.metric);
       const trial: StoredTrial = {
         n: first + k,
         params: proposals[k]!,
         score: Number.isFinite(s) ? s : null,
         runId: r.runId,
+        failedEvents: r.failedEvents,
         metrics: {
           totalReturn: m.totalReturn,
           cagr: m.cagr,

@@ -18,6 +18,8 @@ export interface TrialResult {
   params: unknown;
   metrics: StrategyMetrics;
   equity: EquityPoint[];
+  /** Events whose handler failed and were skipped: the figures miss what it would have done, so the run ranks last. */
+  failedEvents: number;
 }
 
 export type TrialRunner = (trials: readonly Trial[]) => Promise<TrialResult[]>;
@@ -43,7 +45,7 @@ export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepS
         workers: o.workers,
         logger: o.logger,
       });
-      for (const [k, r] of results.entries()) out[indices[k]!] = { runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity };
+      for (const [k, r] of results.entries()) out[indices[k]!] = { runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity, failedEvents: r.parked.count };
     }
     return out;
   };
@@ -53,15 +55,19 @@ export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepS
 export const RANK_METRICS = ['sharpe', 'sortino', 'calmar', 'cagr', 'totalReturn', 'maxDrawdown', 'profitFactor', 'expectancy', 'winRate'] as const;
 export type RankMetric = (typeof RANK_METRICS)[number];
 
-/** The figure to rank by; a missing one (null: too few days, no trades) ranks below every number. */
-export function score(m: StrategyMetrics, metric: RankMetric): number {
-  const v = m[metric];
-  return v === null || !Number.isFinite(v) ? Number.NEGATIVE_INFINITY : v;
+/**
+ * The figure to rank by. A missing one (null: too few days, no trades), or one of a run whose
+ * handlers failed on some events (its figures miss what they would have done), ranks below
+ * every number: a search never picks params because they broke the strategy.
+ */
+export function score(r: Pick<TrialResult, 'metrics' | 'failedEvents'>, metric: RankMetric): number {
+  const v = r.metrics[metric];
+  return r.failedEvents > 0 || v === null || !Number.isFinite(v) ? Number.NEGATIVE_INFINITY : v;
 }
 
 /** Index of the best result; ties go to the first, so the grid's order decides. */
-export function bestIndex(results: readonly { metrics: StrategyMetrics }[], metric: RankMetric): number {
+export function bestIndex(results: readonly Pick<TrialResult, 'metrics' | 'failedEvents'>[], metric: RankMetric): number {
   let best = 0;
-  for (let i = 1; i < results.length; i++) if (score(results[i]!.metrics, metric) > score(results[best]!.metrics, metric)) best = i;
+  for (let i = 1; i < results.length; i++) if (score(results[i]!, metric) > score(results[best]!, metric)) best = i;
   return best;
 }

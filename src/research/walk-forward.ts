@@ -82,6 +82,8 @@ export interface WalkForwardResult {
     testReturn: number;
     /** How many parameter sets were tried. */
     candidates: number;
+    /** Events whose handler failed, over the window's training runs and its test run. */
+    failedEvents: number;
   })[];
   outOfSample: { metrics: ReturnMetrics; equity: EquityPoint[] };
   /** Mean of the chosen params' training figures. */
@@ -107,10 +109,11 @@ export async function walkForward(o: {
     windows.push({
       ...w,
       params: trained[best]!.params,
-      inSample: finite(score(trained[best]!.metrics, o.metric)),
-      outOfSample: finite(score(tested!.metrics, o.metric)),
+      inSample: finite(score(trained[best]!, o.metric)),
+      outOfSample: finite(score(tested!, o.metric)),
       testReturn: tested!.metrics.totalReturn,
       candidates: trained.length,
+      failedEvents: trained.reduce((n, t) => n + t.failedEvents, tested!.failedEvents),
     });
     o.onWindow?.(i + 1, o.windows.length);
   }

@@ -27,6 +27,34 @@ describe('research commands', () => {
     expect(r.checked).toBeGreaterThan(0);
   }, 120_000);
 
+  it('walk-forward and optimize never choose params whose handlers failed, and exit 1 saying so unless --allow-failures', async () => {
+    const dir = dirname(db);
+    const grid = join(dir, 'fail-grid.json');
+    writeFileSync(grid, JSON.stringify({ fail: [false, true] }));
+    const space = join(dir, 'fail-space.json');
+    writeFileSync(space, JSON.stringify({ fail: { values: [false, true] } }));
+    const strategy = 'test/fixtures/backtest/fail-better.ts';
+    const wf = ['walk-forward', '--strategy', strategy, '--indexes', 'x', '--grid', grid, '--train', '48h', '--test', '24h', '--metric', 'totalReturn', '--out', join(dir, 'wf-fail'), '--json'];
+    const walked = await runCli(wf, env);
+    expect(walked.status).toBe(1);
+    const saved = JSON.parse(walked.stdout) as { windows: { params: { fail: boolean }; failedEvents: number }[] };
+    expect(saved.windows.map((w) => w.params.fail)).toEqual(saved.windows.map(() => false));
+    expect(saved.windows.every((w) => w.failedEvents > 0)).toBe(true);
+    expect(walked.stderr.trim().split('\n').at(-1)).toMatch(
+      /^indexbot: 2 of 2 windows: strategy handlers failed on \d+ event\(s\), which were skipped \(window 1; such params are never chosen; .*\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+    );
+    expect((await runCli([...wf, '--allow-failures'], env)).status).toBe(0);
+
+    const opt = await runCli(['optimize', '--strategy', strategy, '--indexes', 'x', '--space', space, '--trials', '4', '--metric', 'totalReturn', '--out', join(dir, 'opt-fail'), '--json'], env);
+    expect(opt.status).toBe(1);
+    const trials = JSON.parse(opt.stdout) as { params: { fail: boolean }; score: number | null; failedEvents: number }[];
+    expect(trials[0]!.params.fail).toBe(false);
+    expect(trials.filter((t) => t.params.fail).every((t) => t.score === null && t.failedEvents > 0)).toBe(true);
+    expect(opt.stderr.trim().split('\n').at(-1)).toMatch(
+      /^indexbot: \d of 4 trials: strategy handlers failed on \d+ event\(s\), which were skipped \(trial \d with \{"fail":true\}; such trials rank last; .*\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+    );
+  });
+
   it('walk-forward: a table of windows with the chosen params, the stitched out-of-sample figures, and walk-forward.json', async () => {
     const grid = join(dirname(db), 'grid.json');
     writeFileSync(grid, JSON.stringify({ notionalUsd: [250, 50] }));

@@ -90,7 +90,7 @@ describe('optimize', () => {
     trials.map((t) => {
       const p = t.params as { hours: number; ratio: number; mode: string };
       const sharpe = -(((p.hours - 70) / 100) ** 2) - (p.ratio - 0.3) ** 2 + (p.mode === 'b' ? 0.05 : 0);
-      return { runId: `r${p.hours}`, params: p, metrics: { sharpe, totalReturn: sharpe, trades: 1 } as StrategyMetrics, equity: [] };
+      return { runId: `r${p.hours}`, params: p, metrics: { sharpe, totalReturn: sharpe, trades: 1 } as StrategyMetrics, equity: [], failedEvents: 0 };
     });
   const study = (dir: string, trials: number, seed = 1, sampler: 'tpe' | 'random' = 'tpe') =>
     optimize({ dir, identity: { seed, sampler }, space, base: {}, trials, metric: 'sharpe', sampler, seed, startup: 5, run: runner, from: 0, to: 1 });

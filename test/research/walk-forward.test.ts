@@ -53,6 +53,28 @@ describe('walk-forward', () => {
     ]);
   });
 
+  it('never picks params whose handlers failed on events, whatever their figure, and counts the failures', async () => {
+    const run = async (trials: readonly { params: Record<string, unknown>; from: number; to: number }[]) =>
+      trials.map((t) => {
+        const { sharpe, fail } = t.params as { sharpe: number; fail: boolean };
+        const equity = [
+          { t: t.from, value: 100, exposure: 0 },
+          { t: t.to, value: 100, exposure: 0 },
+        ];
+        return { runId: 'x', params: t.params, metrics: { sharpe, totalReturn: 0 } as StrategyMetrics, equity, failedEvents: fail ? 3 : 0 };
+      });
+    const windows = walkForwardWindows({ from: 0, to: 20 * D, trainMs: 10 * D, testMs: 10 * D });
+    const grid = [
+      { sharpe: 1, fail: false },
+      { sharpe: 9, fail: true },
+    ];
+    const r = await walkForward({ windows, grid, metric: 'sharpe', run });
+    expect(r.windows.map((w) => [w.params, w.inSample, w.failedEvents])).toEqual([[grid[0], 1, 3]]);
+    // All of them failing, the first is taken, and its figure is no figure.
+    const failing = await walkForward({ windows, grid: [grid[1]!], metric: 'sharpe', run });
+    expect(failing.windows.map((w) => [w.inSample, w.outOfSample, w.failedEvents])).toEqual([[null, null, 6]]);
+  });
+
   it('picks, on each window, the params with the best in-sample figure (first on a tie; a missing figure ranks last)', async () => {
     // A runner of made-up figures: sharpe = a x window start (in days) - b, or null for b = null.
     const run = async (trials: readonly { params: Record<string, unknown>; from: number; to: number }[]) =>
@@ -67,6 +89,7 @@ describe('walk-forward', () => {
             { t: t.from, value: 100, exposure: 0 },
             { t: t.to, value: 100 + (sharpe ?? 0), exposure: 0 },
           ],
+          failedEvents: 0,
         };
       });
     const windows = walkForwardWindows({ from: 0, to: 40 * D, trainMs: 10 * D, testMs: 10 * D });

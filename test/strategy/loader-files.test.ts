@@ -147,7 +147,7 @@ describe('indexbot run --strategies DIR outside the repository', () => {
     const key = 'sk_sandbox_premium_CANARY0123456789';
     const dir = strategiesDir({
       'keyed.ts':
-        "import { defineStrategy } from 'indexbot';\nconst apiKey = process.env.INDEXBOT_API_KEY;\nthrow new Error(`cannot init with key ${apiKey}`);\nexport default defineStrategy({ name: 'keyed', on: {} });\n",
+        "import { defineStrategy } from 'indexbot';\nconst apiKey = process.env.INDEXBOT_API_KEY;\nthrow new Error('cannot init with key ' + apiKey);\nexport default defineStrategy({ name: 'keyed', on: {} });\n",
     });
     const r = spawnSync(process.execPath, ['bin/indexbot.js', 'run', '--strategies', dir, '--db', join(dir, 'bot.db')], {
       env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1', INDEXBOT_API_KEY: key },

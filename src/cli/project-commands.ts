@@ -25,12 +25,15 @@ export function registerProjectCommands(program: Command): void {
       const name = typeof existing?.name === 'string' ? existing.name : npmName(basename(target));
       const files = templateFiles(new URL('project/', TEMPLATES)).map(([path, text]) => [path, text.replaceAll('__NAME__', name)] as const);
       if (!existing) files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
+      // Before anything is written: a project whose own JavaScript is CommonJS would break.
+      if (existing) refuseCommonJsProject(packagePath, existing, target);
       writeNewFiles(target, files);
       const out = [`created ${name} in ${target}`];
       if (existing) {
         const { merged, changes } = mergePackageJson(existing, projectPackageJson(name));
         writeFileSync(packagePath, `${JSON.stringify(merged, null, 2)}\n`);
         out.push(changes.length > 0 ? `package.json: ${changes.join('; ')}` : 'package.json: had all it needs');
+        out.push(...keptConflicts(existing).map((c) => `note: ${c}`));
       }
       const cd = dir === '.' ? '' : dir;
       process.stdout.write(`${out.join('\n')}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start      # the demo with your strategies\n  npm test\n`);
@@ -96,6 +99,44 @@ function readPackageJson(path: string): PackageJson {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new IndexbotError(`${path}: expected a JSON object; nothing was written`, 'FILE_INVALID', 'operational');
   return parsed as PackageJson;
+}
+
+/**
+ * The generated strategies and tests are ES modules, so init sets `"type": "module"`. That
+ * is harmless in a new project (npm 11's `npm init -y` writes `"commonjs"` by default), but
+ * it would break a project's own CommonJS `.js` files: init then refuses, writing nothing.
+ */
+function refuseCommonJsProject(packagePath: string, existing: PackageJson, dir: string): void {
+  if (existing.type === 'module') return;
+  const own = ownJavaScriptFiles(dir);
+  if (own.length === 0) return;
+  throw new IndexbotError(
+    `${packagePath}: "type" is ${existing.type === undefined ? 'unset (CommonJS)' : JSON.stringify(existing.type)} and the project has JavaScript files of its own (${own.join(', ')}); indexbot's strategies need "type": "module", which would break them: rename them .cjs, or run init in a directory of its own; nothing was written`,
+    'PROJECT_COMMONJS',
+    'operational',
+  );
+}
+
+/** Up to three `.js` files of the project (not its packages or hidden folders), a few levels down. */
+function ownJavaScriptFiles(dir: string, depth = 0, found: string[] = []): string[] {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (found.length >= 3) break;
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    if (entry.isDirectory() && depth < 3) ownJavaScriptFiles(join(dir, entry.name), depth + 1, found);
+    else if (entry.isFile() && entry.name.endsWith('.js')) found.push(relative(process.cwd(), join(dir, entry.name)) || entry.name);
+  }
+  return found;
+}
+
+/** What init keeps of a project's own that does not fit what it writes: said, not changed. */
+function keptConflicts(existing: PackageJson): string[] {
+  const notes: string[] = [];
+  const zod = existing.dependencies?.zod ?? existing.devDependencies?.zod;
+  const major = zod === undefined ? undefined : Number(/(\d+)/.exec(zod)?.[1]);
+  if (major !== undefined && major < 4) notes.push(`zod ${zod} kept; indexbot's strategy params are zod 4 schemas (install zod@4)`);
+  const test = existing.scripts?.test;
+  if (test !== undefined && !NPM_PLACEHOLDER_TEST.test(test) && !test.includes('vitest')) notes.push(`scripts.test "${test}" kept; the generated test/*.test.ts run with vitest (npx vitest run)`);
+  return notes;
 }
 
 /** What `npm init` puts in `scripts.test`: a placeholder, not a user's command. */

@@ -33,6 +33,29 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
   });
 
+  it('refuses a CommonJS project with JavaScript of its own, which "type": "module" would break, writing nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    const before = JSON.stringify({ ...npmInitThenInstall, scripts: { test: 'jest' } }, null, 2);
+    writeFileSync(join(dir, 'package.json'), before);
+    writeFileSync(join(dir, 'index.js'), 'module.exports = { answer: 42 };\n');
+    const run = init(dir);
+    expect(run.status).toBe(78);
+    expect(run.stderr).toMatch(
+      /^indexbot: .*package\.json: "type" is "commonjs" and the project has JavaScript files of its own \(index\.js\); indexbot's strategies need "type": "module", which would break them: rename them \.cjs, or run init in a directory of its own; nothing was written \[PROJECT_COMMONJS\]\n$/,
+    );
+    expect(existsSync(join(dir, 'tsconfig.json'))).toBe(false);
+    expect(readFileSync(join(dir, 'package.json'), 'utf8')).toBe(before);
+  });
+
+  it('says what it kept that does not fit: a zod before 4, a test script that is not vitest', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...npmInitThenInstall, scripts: { test: 'jest' }, dependencies: { ...npmInitThenInstall.dependencies, zod: '^3.23.0' } }, null, 2));
+    const run = init(dir);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("note: zod ^3.23.0 kept; indexbot's strategy params are zod 4 schemas (install zod@4)\n");
+    expect(run.stdout).toContain('note: scripts.test "jest" kept; the generated test/*.test.ts run with vitest (npx vitest run)\n');
+  });
+
   it('refuses a package.json that is not JSON, writing nothing', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
     writeFileSync(join(dir, 'package.json'), '{"name": "x",');

@@ -218,7 +218,8 @@ export class ReplayMarket implements MarketQueries {
   }
 
   historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
-    return this.cache.historyBetween(indexId, interval, from, to);
+    // The history alone, as replayed: never a live bot's polls the cache may also hold.
+    return this.cache.history.between(indexId, interval, from, to);
   }
 
   price(instrument: string): number | undefined {

@@ -72,6 +72,11 @@ export class HistoryTables {
     for (const r of merged) this.s.insertCoverage.run(dataset, indexId, r.from, r.to);
   }
 
+  /** One index's points in [from, to], ascending: the history alone (a live bot's view adds its polls: SnapshotStore.historyBetween). */
+  between(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
+    return this.s.between.all(indexId, interval, from, to) as { ts: number; nav: number }[];
+  }
+
   /** Timestamps of one index's points in [from, to], ascending. */
   timestamps(indexId: string, interval: string, from: number, to: number): number[] {
     return this.s.timestamps.pluck().all(indexId, interval, from, to) as number[];
@@ -184,6 +189,7 @@ function prepare(db: Database.Database) {
     clearCoverage: db.prepare('DELETE FROM backfill_coverage WHERE dataset = ? AND index_id = ?'),
     insertCoverage: db.prepare('INSERT INTO backfill_coverage (dataset, index_id, from_ts, to_ts) VALUES (?, ?, ?, ?)'),
     timestamps: db.prepare('SELECT ts FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
+    between: db.prepare('SELECT ts, nav FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
     heldSpan: db.prepare(
       'SELECT COUNT(*) AS points, MIN(ts) AS first, MAX(ts) AS last, COUNT(DISTINCT ts % @step) AS phases FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts >= @from AND ts <= @to',
     ),

@@ -3,7 +3,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredTokens, TokenStore } from '../auth/index.ts';
-import type { Composition, IndexSummary, Performance, Rebalance, Token } from '../contract/index.ts';
+import { type Composition, INTERVAL_MS, type IndexSummary, type Performance, type Rebalance, type Token } from '../contract/index.ts';
 import { StoreError, StoreWriteError } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
@@ -287,9 +287,18 @@ export class SnapshotStore implements TokenStore {
     }));
   }
 
-  /** History points of an index in [from, to]. */
+  /**
+   * An index's history in [from, to] as a live bot knows it: the backfilled points, then,
+   * after the last of them, what its own polls observed (the last NAV polled in each
+   * interval, at the time it was as of). Only `backfill` writes history points: without the
+   * polls a running strategy's `ctx.data.history` would stop at the last backfill, or be
+   * empty, while a backtest of the same strategy saw it all. A replay reads the points alone
+   * (`history.between`): what it replays is history.
+   */
   historyBetween(indexId: string, interval: string, from: number, to: number): { ts: number; nav: number }[] {
-    return this.s.historyBetween.all(indexId, interval, from, to) as { ts: number; nav: number }[];
+    const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS];
+    if (step === undefined) return this.history.between(indexId, interval, from, to);
+    return this.s.observedHistory.all({ indexId, interval, from, to, step }) as { ts: number; nav: number }[];
   }
 
   insertPerformance(snapshotId: number, p: Performance): void {
@@ -606,7 +615,16 @@ function prepare(db: Database.Database) {
          FROM rebalances r WHERE r.index_id = @indexId AND r.announced_at <= @at
        ) WHERE observed_status IS NOT NULL ORDER BY announced_at DESC`,
     ),
-    historyBetween: db.prepare('SELECT ts, nav FROM history_points WHERE index_id = ? AND interval = ? AND ts >= ? AND ts <= ? ORDER BY ts'),
+    observedHistory: db.prepare(
+      `WITH backfilled AS (SELECT ts, nav FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts >= @from AND ts <= @to)
+       SELECT ts, nav FROM backfilled
+       UNION ALL
+       SELECT p.as_of AS ts, p.nav FROM performance_points p
+       WHERE p.index_id = @indexId AND p.as_of >= @from AND p.as_of <= @to
+         AND p.as_of > COALESCE((SELECT MAX(ts) FROM history_points WHERE index_id = @indexId AND interval = @interval AND ts <= @to), -1)
+         AND p.as_of = (SELECT MAX(q.as_of) FROM performance_points q WHERE q.index_id = @indexId AND q.as_of <= @to AND q.as_of / CAST(@step AS INTEGER) = p.as_of / CAST(@step AS INTEGER))
+       ORDER BY ts`,
+    ),
     insertPerformance: db.prepare('INSERT OR REPLACE INTO performance_points (index_id, as_of, nav, returns, snapshot_id) VALUES (?, ?, ?, ?, ?)'),
     upsertRebalance: db.prepare(
       `INSERT INTO rebalances (id, index_id, status, announced_at, effective_at, completed_at, record, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

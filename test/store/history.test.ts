@@ -75,6 +75,42 @@ describe('history tables', () => {
     store.close();
   });
 
+  it('gives a live bot the backfilled history, then the last NAV its polls saw in each interval after it; a replay the history alone', () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const point = (ts: number, nav: number): HistoryPoint => ({ timestamp: new Date(ts).toISOString(), nav, constituents: [] });
+    store.transaction(() => store.history.insertPoints('x', '1h', [point(0, 20), point(H, 21), point(2 * H, 22)]));
+    const polled = (at: number, nav: number) =>
+      store.insertPerformance(store.insertSnapshot({ endpoint: 'performance', indexId: 'x', fetchedAt: at, asOf: at, hash: `p${at}`, raw: '{}', status: 'accepted' }), {
+        index_id: 'x',
+        as_of: new Date(at).toISOString(),
+        nav,
+        returns: {},
+      } as never);
+    // Polled before the last backfilled point (the history has it), then three times in hour 3 and once in hour 4.
+    polled(H + 60_000, 99);
+    polled(3 * H + 60_000, 30);
+    polled(3 * H + 1_800_000, 31);
+    polled(3 * H + 3_000_000, 32);
+    polled(4 * H + 120_000, 40);
+    expect(store.historyBetween('x', '1h', 0, 5 * H)).toEqual([
+      { ts: 0, nav: 20 },
+      { ts: H, nav: 21 },
+      { ts: 2 * H, nav: 22 },
+      { ts: 3 * H + 3_000_000, nav: 32 },
+      { ts: 4 * H + 120_000, nav: 40 },
+    ]);
+    // Only what was known at `to`: the hour still running gives its last poll so far.
+    expect(store.historyBetween('x', '1h', 0, 3 * H + 1_800_000).at(-1)).toEqual({ ts: 3 * H + 1_800_000, nav: 31 });
+    // Daily: one point per day, the last poll of it.
+    expect(store.historyBetween('x', '1d', 0, 5 * H)).toEqual([{ ts: 4 * H + 120_000, nav: 40 }]);
+    expect(store.history.between('x', '1h', 0, 5 * H)).toEqual([
+      { ts: 0, nav: 20 },
+      { ts: H, nav: 21 },
+      { ts: 2 * H, nav: 22 },
+    ]);
+    store.close();
+  });
+
   it('replays each time as one moment: every point in index id order, navs exact, constituents of any length or none', () => {
     const path = tempDbPath();
     const store = SnapshotStore.open(path);

@@ -60,9 +60,13 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
     throw new ConfigError(`${file}: not a readable JSON grid: ${(e as Error).message}`);
   }
   if (typeof grid !== 'object' || grid === null || Array.isArray(grid)) throw new ConfigError(`${file}: expected an object of parameter name to list of values`);
+  if (Object.keys(grid).length === 0) throw new ConfigError(`${file}: names no param; expected an object of parameter name to list of values, e.g. {"holdHours": [6, 12]}`);
   let combos: Record<string, unknown>[] = [{}];
   for (const [key, values] of Object.entries(grid)) {
     if (!Array.isArray(values) || values.length === 0) throw new ConfigError(`${file}: ${key}: expected a non-empty list of values, got ${JSON.stringify(values)}`);
+    // The same value twice is the same run twice, written to the same folder.
+    const twice = values.find((v: unknown, i) => values.findIndex((w: unknown) => JSON.stringify(w) === JSON.stringify(v)) !== i);
+    if (twice !== undefined) throw new ConfigError(`${file}: ${key}: lists ${JSON.stringify(twice)} more than once`);
     combos = combos.flatMap((c) => values.map((v: unknown) => ({ ...c, [key]: v })));
   }
   return combos;

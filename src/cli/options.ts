@@ -51,11 +51,15 @@ export function checkRange(from: { flag: string; at: number }, to: { flag: strin
   throw new UsageError(`${from.flag} ${iso(from.at)} is not before ${to.flag} ${iso(to.at)}`);
 }
 
-export const listOption = (raw: string): string[] =>
-  raw
+/** A comma-separated list; an empty one is refused (`--indexes ''` named no index, and read as "the configured ones"). */
+export const listOption = (raw: string): string[] => {
+  const list = raw
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  if (list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list, e.g. a,b, got "${raw}"`);
+  return list;
+};
 
 export function intervalOption(raw: string): HistoryInterval {
   if (!HISTORY_INTERVALS.includes(raw as HistoryInterval)) throw new InvalidArgumentError(`expected ${HISTORY_INTERVALS.join(' or ')}, got "${raw}"`);

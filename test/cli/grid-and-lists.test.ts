@@ -1,0 +1,46 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { gridCombinations } from '../../src/cli/backtest-command.ts';
+import { listOption } from '../../src/cli/options.ts';
+
+const gridFile = (grid: unknown) => {
+  const file = join(mkdtempSync(join(tmpdir(), 'indexbot-grid-')), 'grid.json');
+  writeFileSync(file, JSON.stringify(grid));
+  return file;
+};
+
+describe('a --grid file', () => {
+  it('gives one set of params per combination, in the file’s order', () => {
+    expect(gridCombinations(gridFile({ a: [1, 2], b: ['x', null] }))).toEqual([
+      { a: 1, b: 'x' },
+      { a: 1, b: null },
+      { a: 2, b: 'x' },
+      { a: 2, b: null },
+    ]);
+  });
+
+  it('is refused, naming the file and the key, when it names no param or lists a value twice (the same run twice, in one folder)', () => {
+    const empty = gridFile({});
+    expect(() => gridCombinations(empty)).toThrow(`${empty}: names no param; expected an object of parameter name to list of values, e.g. {"holdHours": [6, 12]}`);
+    const twice = gridFile({ a: [1, 2], lookbackHours: [24, 48, 24] });
+    expect(() => gridCombinations(twice)).toThrow(`${twice}: lookbackHours: lists 24 more than once`);
+    expect(() => gridCombinations(gridFile({ on: [false, true, false] }))).toThrow('on: lists false more than once');
+  });
+});
+
+describe('a comma-separated list flag', () => {
+  it('takes the names and refuses a list of none', () => {
+    expect(listOption(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
+    expect(() => listOption('')).toThrow('expected a comma-separated list, e.g. a,b, got ""');
+    expect(() => listOption(' , ')).toThrow('got " , "');
+  });
+
+  it("--indexes '' is a usage error, in one line, before anything runs", () => {
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'backtest', '--strategy', 'rebalance-front-run', '--indexes', ''], { encoding: 'utf8' });
+    expect(r.status).toBe(64);
+    expect(r.stderr).toBe(`indexbot: option '--indexes <ids>' argument '' is invalid. expected a comma-separated list, e.g. a,b, got "" [USAGE_INVALID]\n`);
+  });
+});

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -109,6 +109,11 @@ export class SnapshotStore implements TokenStore {
   }
 
   static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
+    // What SQLite says of these ("unable to open database file", "disk I/O error") names neither cause.
+    if (options.readonly && path !== ':memory:') {
+      if (!existsSync(path)) throw new StoreError(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`, 'STORE_UNAVAILABLE');
+      if (statSync(path).isDirectory()) throw new StoreError(`${path} is a directory, not a database file; pass --db a file`, 'STORE_UNAVAILABLE');
+    }
     let db: Database.Database;
     try {
       if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -126,6 +131,8 @@ export class SnapshotStore implements TokenStore {
         db.pragma('synchronous = NORMAL');
         db.pragma('foreign_keys = ON');
         migrate(db, version);
+      } else if (version === 0) {
+        throw new StoreError(`${path} holds no indexbot database (empty, or another program's); fill one with \`indexbot backfill\`, or pass --db`, 'STORE_UNAVAILABLE');
       } else if (version < SCHEMA_VERSION) {
         throw new StoreError(`database ${path} has schema version ${version}; run \`indexbot run\` once to migrate it`, 'STORE_UNAVAILABLE');
       }

@@ -57,6 +57,19 @@ describe('SnapshotStore', () => {
     expect(err.message).toContain(`schema version 99, newer than this indexbot knows (${SCHEMA_VERSION})`);
   });
 
+  it('opened read-only (backtests, research), names the cause: no such file, a directory, a file with no indexbot database', () => {
+    const path = tempDbPath();
+    const missing = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
+    expect(missing.message).toBe(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`);
+    expect(existsSync(path)).toBe(false);
+    const directory = caught<StoreError>(() => SnapshotStore.open(dirname(path), { readonly: true }));
+    expect(directory.message).toBe(`${dirname(path)} is a directory, not a database file; pass --db a file`);
+    writeFileSync(path, '');
+    const empty = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
+    expect(empty.message).toBe(`${path} holds no indexbot database (empty, or another program's); fill one with \`indexbot backfill\`, or pass --db`);
+    for (const e of [missing, directory, empty]) expect(e.code).toBe('STORE_UNAVAILABLE');
+  });
+
   it('does not store an identical snapshot twice', () => {
     const store = SnapshotStore.open(tempDbPath());
     const c = composition('2026-11-22T10:00:00.000Z');

@@ -241,15 +241,21 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   if ((/[/\\]/.test(nameOrPath) || STRATEGY_SOURCE.test(nameOrPath)) && !existsSync(nameOrPath)) throw new ConfigError(`strategy file ${nameOrPath} does not exist`);
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
+  // The file of that name, alone, when it holds that strategy and every name the config gives
+  // is a file's: its siblings are neither evaluated nor warned about (a broken one, a helper).
+  const named = asFile ? undefined : strategyFileNamed(dir, nameOrPath);
+  if (named) {
+    const strategy = await loadStrategyModule(named);
+    const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
+    const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
+    if (strategy.name === nameOrPath && configured.every((n) => stems.includes(n))) return { strategy, file: named };
+  }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];
   checkConfiguredNames({ ...config.strategies, logger }, dir, names, existsSync(dir) && strategyFiles(dir).length > all.length);
   if (asFile) return { strategy: asFile, file: nameOrPath };
   const found = all.find((s) => s.strategy.name === nameOrPath);
   if (found) return { strategy: found.strategy, file: found.file };
-  // A file of that name that failed to load: its own error says why, where "no strategy named" would not.
-  const file = strategyFileNamed(dir, nameOrPath);
-  if (file) await loadStrategyModule(file);
   // One of the examples indexbot ships, which a project made by `init` does not hold.
   const example = strategyFileNamed(EXAMPLE_STRATEGIES, nameOrPath);
   if (example) return { strategy: await loadStrategyModule(example), file: example };

@@ -87,4 +87,18 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     expect(r.stderr).not.toContain('no strategy named');
     expect(r.status).toBe(78);
   });
+
+  it('backtest by name loads that strategy’s file alone: a broken sibling is neither run nor warned about', async () => {
+    const brand = "[Symbol.for('indexbot.strategy')]: true";
+    const { config } = project({
+      'package.json': '{ "type": "module" }\n',
+      'good.mjs': `export default Object.freeze({ name: 'good', on: {}, ${brand} });\n`,
+      'broken.mjs': "globalThis.siblingRan = true;\nthrow new Error('sibling evaluated');\n",
+    });
+    const r = await runCli(['backtest', '--strategy', 'good', '--indexes', 'x'], { INDEXBOT_CONFIG: config });
+    // The cache is empty: the run itself stops there, after the strategy was found.
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^indexbot: \S*indexbot\.db holds no 1h history for x; .*\[CONFIG_INVALID\]$/);
+    expect(r.stderr).not.toContain('broken');
+    expect(r.stderr).not.toContain('sibling evaluated');
+  });
 });

@@ -214,7 +214,9 @@ export const DEFAULT_CONFIG_PATH = 'config/indexbot.json';
 /**
  * The config from flags, environment and file. Commands that never talk to the server
  * (`status`, `backtest`, `strategies`) pass `{ server: false }`: a missing base URL is then
- * not an error, and `baseUrl` is empty.
+ * not an error, and `baseUrl` is empty; nor do they serve HTTP, share a rate budget or send
+ * alerts, so the secrets those read from the environment (`"env:NAME"`) are not asked for:
+ * `http`, `redisUrl` and the alert sinks are left out.
  */
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, needs: { server?: boolean } = {}): Config {
   const explicit = flags.config ?? env.INDEXBOT_CONFIG;
@@ -243,6 +245,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (baseUrlIn) checkBaseUrl(baseUrlIn);
   if (!baseUrl && needs.server !== false) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
   const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
+  const offline = needs.server === false;
   const strategiesDir = flags.strategies ?? env.INDEXBOT_STRATEGIES ?? file?.strategies?.dir;
   return {
     file: file ? path : undefined,
@@ -256,15 +259,19 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     driftThreshold: file?.driftThreshold ?? 0.02,
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
     retentionDays: file?.retentionDays ?? 30,
-    http: resolveHttp(flags.http ?? file?.http?.listen, flags.http === undefined ? `${path}: http.listen` : '--http', file?.http, path, env),
+    http: offline ? undefined : resolveHttp(flags.http ?? file?.http?.listen, flags.http === undefined ? `${path}: http.listen` : '--http', file?.http, path, env),
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
     walletKeypairPath,
-    redisUrl: env.INDEXBOT_REDIS_URL ? resolveRedisUrl(env.INDEXBOT_REDIS_URL, 'the environment', env, 'INDEXBOT_REDIS_URL') : resolveRedisUrl(file?.rateLimit?.redis, where, env, 'rateLimit.redis'),
+    redisUrl: offline
+      ? undefined
+      : env.INDEXBOT_REDIS_URL
+        ? resolveRedisUrl(env.INDEXBOT_REDIS_URL, 'the environment', env, 'INDEXBOT_REDIS_URL')
+        : resolveRedisUrl(file?.rateLimit?.redis, where, env, 'rateLimit.redis'),
     redisUrlSource: env.INDEXBOT_REDIS_URL ? 'INDEXBOT_REDIS_URL' : `${where}: rateLimit.redis`,
     alerts: {
-      sinks: resolveSinks(file?.alerts?.sinks ?? [], path, env),
+      sinks: offline ? [] : resolveSinks(file?.alerts?.sinks ?? [], path, env),
       giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,
     },
     strategies: {

@@ -151,6 +151,21 @@ describe('alert sinks in the config', () => {
     expect(filter.message).toContain('alerts.sinks.1.chatId: expected a chat id, a number or a string');
   });
 
+  it('asks a command that never talks to the server (backtest, research, status) for none of the secrets the bot reads from the environment', () => {
+    const config = file({
+      ...base,
+      alerts: { sinks: [{ type: 'slack', url: 'env:NOPE_SLACK' }] },
+      http: { listen: '127.0.0.1:0', token: 'env:NOPE_TOKEN' },
+      rateLimit: { redis: 'env:NOPE_REDIS' },
+    });
+    const offline = loadConfig({ config }, {}, { server: false });
+    expect(offline.alerts.sinks).toEqual([]);
+    expect(offline.http).toBeUndefined();
+    expect(offline.redisUrl).toBeUndefined();
+    // The bot itself still needs them, and says which.
+    expect(fail(() => loadConfig({ config }, {})).message).toContain('environment variable NOPE_');
+  });
+
   it('reads retentionDays, 30 by default, 0 to keep everything, never negative', () => {
     expect(loadConfig({ baseUrl: 'http://x/v1' }, {}).retentionDays).toBe(30);
     expect(loadConfig({ config: file({ ...base, retentionDays: 0 }) }, {}).retentionDays).toBe(0);

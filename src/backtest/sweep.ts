@@ -160,10 +160,11 @@ export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Prom
 
 /**
  * Items (history points, over all the runs) a thread should have to replay for starting it
- * to pay off. A worker loads the code, warms V8's compiler up and reads the history once, and
- * the threads contend while they warm up: in bench/backtest.ts on 2 cores, 16 runs of 10
- * indexes x 1 year (1.4 million items) took 3.9 s on one thread and 4.2 s on two, and 16 of
- * 10 x 4 years (5.7 million) 17.5 s and 10.0 s.
+ * to pay off. A worker loads the code and warms V8's compiler up on its own, and the threads
+ * contend while they warm up: in bench/backtest.ts on 2 cores, 8 runs of 10 indexes x 1 year
+ * (0.7 million items) took 2.9-3.1 s on one thread and 3.1 s on two; 16 of them (1.4 million)
+ * 3.8 s and 3.2 s; 16 of 10 x 4 years (5.7 million) 14.0 s and 9.2 s, as long as two
+ * processes each running 8 of them at once.
  */
 export const ITEMS_PER_THREAD = 1_500_000;
 

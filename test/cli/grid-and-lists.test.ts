@@ -1,16 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gridCombinations } from '../../src/cli/backtest-command.ts';
 import { listOption } from '../../src/cli/options.ts';
+import { tempJsonFile } from '../helpers/temp-db.ts';
 
-const gridFile = (grid: unknown) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'indexbot-grid-')), 'grid.json');
-  writeFileSync(file, JSON.stringify(grid));
-  return file;
-};
+const gridFile = (grid: unknown) => tempJsonFile('grid.json', grid);
 
 describe('a --grid file', () => {
   it('gives one set of params per combination, in the file’s order', () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,17 +10,14 @@ import { type Dimension, type TrialRunner, decode, encode, optimize, parzen, rea
 import { defineStrategy } from '../../src/strategy/index.ts';
 import { buildCache } from '../helpers/backtest-cache.ts';
 import { runCli, waitFor, writeConfig } from '../helpers/daemon.ts';
+import { tempJsonFile } from '../helpers/temp-db.ts';
 
 const strategy = defineStrategy({
   name: 'spaced',
   params: z.object({ hours: z.number().int().min(1).max(100).default(24), ratio: z.number().min(0).max(1).default(0.5), mode: z.enum(['a', 'b']).default('a') }),
   on: {},
 });
-const spaceFile = (space: unknown) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'indexbot-space-')), 'space.json');
-  writeFileSync(file, JSON.stringify(space));
-  return file;
-};
+const spaceFile = (space: unknown) => tempJsonFile('space.json', space);
 
 describe('search space', () => {
   it('reads ranges and choices over the params schema: whole numbers where it says integer', () => {

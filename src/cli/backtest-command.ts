@@ -241,14 +241,15 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   if ((/[/\\]/.test(nameOrPath) || STRATEGY_SOURCE.test(nameOrPath)) && !existsSync(nameOrPath)) throw new ConfigError(`strategy file ${nameOrPath} does not exist`);
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
-  // The file of that name, alone, when it holds that strategy and every name the config gives
-  // is a file's: its siblings are neither evaluated nor warned about (a broken one, a helper).
+  // The file of that name, alone, when it holds that strategy and the config's names need no
+  // check against the others (each is a file's, or they speak for another directory, where
+  // they would only be warned of): its siblings are neither evaluated nor warned about.
   const named = asFile ? undefined : strategyFileNamed(dir, nameOrPath);
   if (named) {
     const strategy = await loadStrategyModule(named);
     const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
     const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
-    if (strategy.name === nameOrPath && configured.every((n) => stems.includes(n))) return { strategy, file: named };
+    if (strategy.name === nameOrPath && (config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n)))) return { strategy, file: named };
   }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];

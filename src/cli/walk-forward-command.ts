@@ -50,7 +50,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON')
-      .option('--allow-failures', 'exit 0 even when strategy handlers failed on events (such params are never chosen)'),
+      .option('--allow-failures', 'exit 0 even when strategy handlers failed on events (params that failed rank last)'),
     'config',
     'db',
     ...LOG_FLAGS,
@@ -98,7 +98,8 @@ export function registerWalkForwardCommand(program: Command): void {
           inSample: w.inSample,
           outOfSample: w.outOfSample,
           testReturn: w.testReturn,
-          failedEvents: w.failedEvents,
+          failedInTraining: w.failedInTraining,
+          failedInTest: w.failedInTest,
         })),
         inSampleMean: r.inSampleMean,
         outOfSample: r.outOfSample.metrics,
@@ -109,12 +110,13 @@ export function registerWalkForwardCommand(program: Command): void {
         join(dir, 'walk-forward.html'),
         renderWalkForwardPage(`walk-forward ${loaded.strategy.name} by ${r.metric}`, r, (v) => formatMetric(r.metric, v)),
       );
-      const failing = r.windows.filter((w) => w.failedEvents > 0);
+      const failedIn = (w: (typeof r.windows)[number]) => w.failedInTraining + w.failedInTest;
+      const failing = r.windows.filter((w) => failedIn(w) > 0);
       const reportFailures = () =>
         failOnHandlerErrors(
           `${failing.length} of ${r.windows.length} windows`,
-          failing.reduce((n, w) => n + w.failedEvents, 0),
-          `window ${r.windows.indexOf(failing[0]!) + 1}; such params are never chosen; \`indexbot backtest\` of one names the error`,
+          failing.reduce((n, w) => n + failedIn(w), 0),
+          `window ${r.windows.indexOf(failing[0]!) + 1}; params that failed rank last; \`indexbot backtest\` of one names the error`,
           flags.allowFailures,
         );
       if (flags.json) {

@@ -82,8 +82,10 @@ export interface WalkForwardResult {
     testReturn: number;
     /** How many parameter sets were tried. */
     candidates: number;
-    /** Events whose handler failed, over the window's training runs and its test run. */
-    failedEvents: number;
+    /** Events whose handler failed in the window's training runs, every candidate's (a failing one is never chosen over one that did not fail). */
+    failedInTraining: number;
+    /** Events whose handler failed in the chosen params' test run. */
+    failedInTest: number;
   })[];
   outOfSample: { metrics: ReturnMetrics; equity: EquityPoint[] };
   /** Mean of the chosen params' training figures. */
@@ -113,7 +115,8 @@ export async function walkForward(o: {
       outOfSample: finite(score(tested!, o.metric)),
       testReturn: tested!.metrics.totalReturn,
       candidates: trained.length,
-      failedEvents: trained.reduce((n, t) => n + t.failedEvents, tested!.failedEvents),
+      failedInTraining: trained.reduce((n, t) => n + t.failedEvents, 0),
+      failedInTest: tested!.failedEvents,
     });
     o.onWindow?.(i + 1, o.windows.length);
   }

@@ -4,7 +4,7 @@ import { findSourceMap } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ConfigError, type Logger, StrategyError, describeIssues } from '../core/index.ts';
+import { ConfigError, type Logger, StrategyError, describeIssues, secretValues, withoutSecrets } from '../core/index.ts';
 import { EVENT_TYPES } from '../detect/index.ts';
 import { type Strategy, isStrategy } from './define.ts';
 
@@ -277,7 +277,8 @@ function reason(e: unknown): string {
     .split('\n')
     .map((l) => l.replace(/^.*?:\d+:\d+: (ERROR: )?/, '').trim())
     .filter((l) => l !== '' && !/^Transform failed with \d+ errors?:$/.test(l));
-  return lines.slice(0, 2).join(' ');
+  // A strategy's own message may quote a credential it read: every place the error goes (the CLI, doctor, logs) gets it without.
+  return withoutSecrets(lines.slice(0, 2).join(' '), secretValues());
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, StrategyError, ZERO, decimal, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, StrategyError, ZERO, decimal, secretValues, silentLogger, sleep, systemClock, withoutSecrets } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields } from '../store/index.ts';
 import { AttemptScope, type Book, ClockView, type BookView, type Effects, HandlerContext, type NothingDone, type RunnerShared, ScopedMarketData, nothingDone, viewBook } from './attempt.ts';
@@ -507,11 +507,13 @@ function settle(scope: AttemptScope): AttemptResult {
  * finds the line, cut where the runtime's own frames begin (they say nothing about the strategy).
  */
 function failed(e: unknown): { ok: false; error: string } {
-  if (!(e instanceof Error)) return { ok: false, error: String(e) };
+  // The error goes to logs, the parked record, reports and `strategies parked`: a credential the handler's message quotes goes nowhere.
+  const secrets = secretValues();
+  if (!(e instanceof Error)) return { ok: false, error: withoutSecrets(String(e), secrets) };
   // Strategy files are imported under a query that makes each load new (loader.ts): not part of their path.
   const lines = (e.stack ?? `${e.name}: ${e.message}`).replace(LOADER_QUERY, '').split('\n');
   const ours = lines.findIndex((l, i) => i > 0 && OWN_FRAME.test(l));
-  return { ok: false, error: (ours === -1 ? lines : lines.slice(0, ours)).join('\n') };
+  return { ok: false, error: withoutSecrets((ours === -1 ? lines : lines.slice(0, ours)).join('\n'), secrets) };
 }
 
 const OWN_FRAME = /[/\\]strategy[/\\](runtime|attempt)\.[jt]s:/;

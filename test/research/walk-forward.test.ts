@@ -69,10 +69,10 @@ describe('walk-forward', () => {
       { sharpe: 9, fail: true },
     ];
     const r = await walkForward({ windows, grid, metric: 'sharpe', run });
-    expect(r.windows.map((w) => [w.params, w.inSample, w.failedEvents])).toEqual([[grid[0], 1, 3]]);
+    expect(r.windows.map((w) => [w.params, w.inSample, w.failedInTraining, w.failedInTest])).toEqual([[grid[0], 1, 3, 0]]);
     // All of them failing, the first is taken, and its figure is no figure.
     const failing = await walkForward({ windows, grid: [grid[1]!], metric: 'sharpe', run });
-    expect(failing.windows.map((w) => [w.inSample, w.outOfSample, w.failedEvents])).toEqual([[null, null, 6]]);
+    expect(failing.windows.map((w) => [w.inSample, w.outOfSample, w.failedInTraining, w.failedInTest])).toEqual([[null, null, 3, 3]]);
   });
 
   it('picks, on each window, the params with the best in-sample figure (first on a tie; a missing figure ranks last)', async () => {

@@ -113,3 +113,30 @@ describe('a strategy’s handlers', () => {
     expect((notFunction as Error).message).toBe(`${join(dir, 'not-a-function.mjs')}: "nf": the handler for "rebalance.completed" is not a function`);
   });
 });
+
+describe('a credential a strategy’s error quotes', () => {
+  it('is blanked out where the error is made: at load (doctor, warnings, the CLI) and in a handler (logs, parked events, reports)', async () => {
+    const key = 'sk_sandbox_premium_CANARY_9876543210';
+    const previous = process.env.INDEXBOT_API_KEY;
+    process.env.INDEXBOT_API_KEY = key;
+    try {
+      const brand = "[Symbol.for('indexbot.strategy')]: true";
+      const dir = project({
+        'package.json': '{ "type": "module" }\n',
+        'at-load.mjs': "throw new Error('cannot start with key ' + process.env.INDEXBOT_API_KEY);\n",
+        'in-handler.mjs': `export default Object.freeze({ name: 'leaky', ${brand}, on: { 'performance.updated': () => { throw new Error('handler key ' + process.env.INDEXBOT_API_KEY); } } });\n`,
+      });
+      const atLoad = (await loadStrategyModule(join(dir, 'at-load.mjs')).catch((e: unknown) => e)) as Error;
+      expect(atLoad.message).toBe(`${join(dir, 'at-load.mjs')}:1: failed to load: cannot start with key [REDACTED]`);
+      const cache = SnapshotStore.open(buildCache(), { readonly: true });
+      const r = await runBacktest({ cache, strategy: await loadStrategy(join(dir, 'in-handler.mjs')), indexes: ['x'], from: T0, to: T0 + 5 * H });
+      cache.close();
+      expect(r.parked.count).toBeGreaterThan(0);
+      expect(r.parked.errors[0]).toMatch(/^performance.updated:x:\S+: Error: handler key \[REDACTED\]/);
+      expect(JSON.stringify(r)).not.toContain(key);
+    } finally {
+      if (previous === undefined) delete process.env.INDEXBOT_API_KEY;
+      else process.env.INDEXBOT_API_KEY = previous;
+    }
+  });
+});

@@ -120,6 +120,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     paper: { initialCash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
     // A deterministic handler that failed once fails again: park at once, and say so in the report.
     maxAttempts: 1,
+    // The report counts every failed event; the log shows the first few, not one line each.
+    maxFailuresLogged: 5,
     timeoutMs: o.timeoutMs,
     startedAt: settings.from,
     // Field by field, not spread: a spread of the runtime's objects, whose maps vary, took

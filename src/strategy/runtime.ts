@@ -47,6 +47,12 @@ export interface RuntimeOptions {
    * the end, then writes nothing per event. Parked events are still stored. @default false
    */
   memoryOnly?: boolean;
+  /**
+   * Failed events each strategy logs, from 0; those after are parked and counted, not
+   * logged (a backtest's report counts them all: a strategy failing on every event wrote
+   * two lines per event). @default no limit: live, each failure is news
+   */
+  maxFailuresLogged?: number;
 }
 
 /** Node clamps a longer timer to 1 ms. */
@@ -86,6 +92,7 @@ export class StrategyRuntime {
     checkRange('maxAttempts', o.maxAttempts, 1, 100);
     checkRange('retryBaseMs', o.retryBaseMs, 0, MAX_TIMER_MS);
     checkRange('timeoutMs', o.timeoutMs, 1, MAX_TIMER_MS);
+    checkRange('maxFailuresLogged', o.maxFailuresLogged, 0, Number.MAX_SAFE_INTEGER);
     for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
     this.pausedNames = new Set(pausedStrategies(o.store));
@@ -250,6 +257,14 @@ class StrategyRunner {
 
   private get book(): Book {
     return this.nothing.book;
+  }
+
+  /** Parked events so far, and those past `maxFailuresLogged`. */
+  private failuresSeen = 0;
+  private failuresNotLogged = 0;
+
+  private logsFailure(): boolean {
+    return this.o.maxFailuresLogged === undefined || this.failuresSeen < this.o.maxFailuresLogged;
   }
 
   private isHeld(): boolean {
@@ -422,11 +437,13 @@ class StrategyRunner {
         return true;
       }
       lastError = result.error;
-      this.log.warn({ event: event.id, attempt, error: lastError }, 'strategy handler failed');
+      if (this.logsFailure()) this.log.warn({ event: event.id, attempt, error: lastError }, 'strategy handler failed');
       if (attempt < this.maxAttempts && !this.runtime.isStopped()) await sleep(this.clock, this.retryBaseMs * 2 ** (attempt - 1));
       if (this.runtime.isStopped()) return false;
     }
-    this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');
+    if (this.logsFailure()) this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');
+    else if (this.failuresNotLogged++ === 0) this.log.warn({ logged: this.o.maxFailuresLogged }, 'further failed events are parked and counted, not logged');
+    this.failuresSeen++;
     if (!fromParked) this.uncommittedSeq = undefined;
     this.o.store.transaction(() => {
       this.o.store.strategies.park({ strategy: this.name, seq: event.seq, eventId: event.id, attempts: this.maxAttempts, error: lastError, parkedAt: this.clock.now() });

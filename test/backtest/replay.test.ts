@@ -4,6 +4,7 @@ import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, B, H, T0, buildCache } from '../helpers/backtest-cache.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 
 const fixture = (name: string) => new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
 async function strategy(name: string, params: unknown = {}) {
@@ -174,5 +175,18 @@ describe('report', () => {
     expect(JSON.stringify(report)).not.toContain(new Date().toISOString().slice(0, 10));
     expect(report.strategy.sourceHash).toHaveLength(64);
     cache.close();
+  });
+
+  it('logs the first five failed events of a strategy failing on every event, then one line, and counts them all in the result', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const { logger, lines } = captureLogger();
+    const strategy = withParams(await loadStrategyModule(fixture('fail-better')), fixture('fail-better'), { fail: true });
+    const r = await runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, logger });
+    cache.close();
+    const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(r.parked.count).toBe(118);
+    expect(msgs.filter((m) => m === 'strategy handler failed')).toHaveLength(5);
+    expect(msgs.filter((m) => m === 'event parked for this strategy; it goes on with the next')).toHaveLength(5);
+    expect(msgs.filter((m) => m === 'further failed events are parked and counted, not logged')).toHaveLength(1);
   });
 });

@@ -95,7 +95,7 @@ export function registerBacktestCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: BacktestFlags) => {
-    const config = loadConfig(flags, process.env, { server: false });
+    const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
     const base = config.strategies.params[strategy.name] ?? {};

@@ -33,7 +33,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: CheckLookaheadFlags) => {
-    const config = loadConfig(flags, process.env, { server: false });
+    const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     // Before the strategy module first runs: globals its top level creates count as its own.
     const globalsBefore = new Set(Object.getOwnPropertyNames(globalThis));

@@ -59,7 +59,7 @@ export function registerOptimizeCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: OptimizeFlags) => {
-    const config = loadConfig(flags, process.env, { server: false });
+    const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const space = readSpace(flags.space, loaded.strategy);

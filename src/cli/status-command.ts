@@ -126,7 +126,7 @@ function isRunning(pid: number): boolean {
 
 function tryConfigDb(flags: ConfigFlags): string | undefined {
   try {
-    return loadConfig(flags, process.env, { server: false }).db;
+    return loadConfig(flags, process.env, { server: false, services: false }).db;
   } catch {
     return undefined;
   }

@@ -27,7 +27,7 @@ export function registerStrategiesCommand(program: Command): void {
     'db',
     'strategies',
   ).action(async (flags: RetryFlags) => {
-    const config = loadConfig(flags, process.env, { server: false });
+    const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
     const lock = RunLock.acquire(config.db);

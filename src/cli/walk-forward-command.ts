@@ -56,7 +56,7 @@ export function registerWalkForwardCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: WalkForwardFlags) => {
-    const config = loadConfig(flags, process.env, { server: false });
+    const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));

@@ -213,12 +213,13 @@ export const DEFAULT_CONFIG_PATH = 'config/indexbot.json';
 
 /**
  * The config from flags, environment and file. Commands that never talk to the server
- * (`status`, `backtest`, `strategies`) pass `{ server: false }`: a missing base URL is then
- * not an error, and `baseUrl` is empty; nor do they serve HTTP, share a rate budget or send
- * alerts, so the secrets those read from the environment (`"env:NAME"`) are not asked for:
- * `http`, `redisUrl` and the alert sinks are left out.
+ * (`status`, `backtest`, a strategies runner) pass `{ server: false }`: a missing base URL is
+ * then not an error, and `baseUrl` is empty. Those that also serve no HTTP, share no rate
+ * budget and send no alert (`backtest`, the research commands, `status`) pass
+ * `{ services: false }` too: the secrets those read from the environment (`"env:NAME"`) are
+ * then not asked for, and `http`, `redisUrl` and the alert sinks are left out.
  */
-export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, needs: { server?: boolean } = {}): Config {
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, needs: { server?: boolean; services?: boolean } = {}): Config {
   const explicit = flags.config ?? env.INDEXBOT_CONFIG;
   const path = explicit ?? DEFAULT_CONFIG_PATH;
   const file = readConfigFile(path, explicit !== undefined);
@@ -245,7 +246,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (baseUrlIn) checkBaseUrl(baseUrlIn);
   if (!baseUrl && needs.server !== false) throw new ConfigError(`no base URL: set "baseUrl" in ${path}, INDEXBOT_BASE_URL or --base-url`);
   const intervals = { ...DEFAULT_INTERVALS[tier], ...file?.intervals };
-  const offline = needs.server === false;
+  const offline = needs.services === false;
   const strategiesDir = flags.strategies ?? env.INDEXBOT_STRATEGIES ?? file?.strategies?.dir;
   return {
     file: file ? path : undefined,

@@ -158,12 +158,13 @@ describe('alert sinks in the config', () => {
       http: { listen: '127.0.0.1:0', token: 'env:NOPE_TOKEN' },
       rateLimit: { redis: 'env:NOPE_REDIS' },
     });
-    const offline = loadConfig({ config }, {}, { server: false });
+    const offline = loadConfig({ config }, {}, { server: false, services: false });
     expect(offline.alerts.sinks).toEqual([]);
     expect(offline.http).toBeUndefined();
     expect(offline.redisUrl).toBeUndefined();
-    // The bot itself still needs them, and says which.
+    // The bot itself still needs them, and says which; so does a strategies runner, which serves HTTP and sends alerts.
     expect(fail(() => loadConfig({ config }, {})).message).toContain('environment variable NOPE_');
+    expect(fail(() => loadConfig({ config }, {}, { server: false })).message).toContain('environment variable NOPE_');
   });
 
   it('reads retentionDays, 30 by default, 0 to keep everything, never negative', () => {

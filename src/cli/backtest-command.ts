@@ -22,7 +22,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, UsageError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
@@ -102,6 +102,11 @@ export function registerBacktestCommand(program: Command): void {
     const given = flags.params ?? [{}];
     const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => given.map((p) => ({ ...p, ...g }))) : given;
     const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
+    // The same params twice (a --params repeated, or one the grid overrides) is the same run twice, in one folder.
+    const seen = runs.map((r) => JSON.stringify(r.params));
+    const again = seen.findIndex((p, i) => seen.indexOf(p) !== i);
+    if (again !== -1)
+      throw new UsageError(`--params${flags.grid ? ' and --grid' : ''}: runs ${seen.indexOf(seen[again]!) + 1} and ${again + 1} have the same params, ${seen[again]}: give each set once`);
     // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
     prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
     const cache = SnapshotStore.open(config.db, { readonly: true });

@@ -38,3 +38,17 @@ describe('a comma-separated list flag', () => {
     expect(r.stderr).toBe(`indexbot: option '--indexes <ids>' argument '' is invalid. expected a comma-separated list, e.g. a,b, got "" [USAGE_INVALID]\n`);
   });
 });
+
+describe('backtest --params given twice alike', () => {
+  it('is a usage error naming the two runs and their params, before anything runs', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['bin/indexbot.js', 'backtest', '--strategy', 'rebalance-front-run', '--params', '{"holdHours":6}', '--params', '{"holdHours":12}', '--params', '{"holdHours":6}'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(r.status).toBe(64);
+    expect(r.stderr).toMatch(/^indexbot: --params: runs 1 and 3 have the same params, \{[^\n]*"holdHours":6[^\n]*\}: give each set once \[USAGE_INVALID\]\n$/);
+  });
+});

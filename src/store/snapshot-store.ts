@@ -149,6 +149,7 @@ export class SnapshotStore implements TokenStore {
           'STORE_UNAVAILABLE',
         );
       }
+      if (code === 'SQLITE_NOTADB') throw new StoreError(`${path} is not a database file (not SQLite); pass --db an indexbot database, or a new path`, 'STORE_UNAVAILABLE');
       // A full disk or a lock held during migration passes: exit as temporary, to be restarted.
       const failure = storeFailure(e);
       if (failure instanceof StoreWriteError) throw failure;

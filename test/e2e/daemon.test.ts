@@ -149,7 +149,7 @@ describe('indexbot run against the sandbox', () => {
     writeFileSync(notSqlite, 'this is not an SQLite file, just some text that is long enough to have a header'.repeat(20));
     const cases: [string, RegExp][] = [
       [dir, /cannot open database .*: |cannot use database /],
-      [notSqlite, /cannot use database .*garbage\.db: file is not a database/],
+      [notSqlite, /garbage\.db is not a database file \(not SQLite\); pass --db an indexbot database, or a new path/],
     ];
     for (const [db, message] of cases) {
       const d = spawnDaemon(['--config', writeConfig(join(dir, 'x.db'), { baseUrl: sb.baseUrl, db })], { INDEXBOT_API_KEY: sb.keys.premium });

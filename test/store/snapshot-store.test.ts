@@ -57,7 +57,7 @@ describe('SnapshotStore', () => {
     expect(err.message).toContain(`schema version 99, newer than this indexbot knows (${SCHEMA_VERSION})`);
   });
 
-  it('opened read-only (backtests, research), names the cause: no such file, a directory, a file with no indexbot database', () => {
+  it('opened read-only (backtests, research), names the cause: no such file, a directory, a file with no indexbot database, a file that is not SQLite', () => {
     const path = tempDbPath();
     const missing = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
     expect(missing.message).toBe(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`);
@@ -67,7 +67,10 @@ describe('SnapshotStore', () => {
     writeFileSync(path, '');
     const empty = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
     expect(empty.message).toBe(`${path} holds no indexbot database (empty, or another program's); fill one with \`indexbot backfill\`, or pass --db`);
-    for (const e of [missing, directory, empty]) expect(e.code).toBe('STORE_UNAVAILABLE');
+    writeFileSync(path, 'not SQLite at all, but long enough to have a header '.repeat(20));
+    const notSqlite = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
+    expect(notSqlite.message).toBe(`${path} is not a database file (not SQLite); pass --db an indexbot database, or a new path`);
+    for (const e of [missing, directory, empty, notSqlite]) expect(e.code).toBe('STORE_UNAVAILABLE');
   });
 
   it('does not store an identical snapshot twice', () => {

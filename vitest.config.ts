@@ -1,17 +1,22 @@
-import { defaultServerConditions } from 'vite';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // `indexbot` imports (the example and fixture strategies) resolve to src/, as in a checkout's
 // CLI: through Vite for what the tests import, through Node for TypeScript strategy files
 // (loaded by tsx in the worker).
-const SOURCE_CONDITION = 'indexbot-source';
+const PUBLIC = fileURLToPath(new URL('./src/public/', import.meta.url));
 
 export default defineConfig({
-  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
+  resolve: {
+    alias: [
+      { find: /^indexbot$/, replacement: `${PUBLIC}index.ts` },
+      { find: /^indexbot\/(client|backtest|sandbox|testing)$/, replacement: `${PUBLIC}$1.ts` },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
-    execArgv: [`--conditions=${SOURCE_CONDITION}`],
+    execArgv: ['--import', fileURLToPath(new URL('./scripts/register-source-imports.mjs', import.meta.url))],
     // End-to-end tests start real daemons, sandboxes and an npm install of the packed tarball on
     // two cores; what they claim about time (within two poll intervals, say) they assert
     // themselves, so the runner's limit is only a guard against a hang.

@@ -198,7 +198,7 @@ async function sweep(path: string, workers: number, indexes: number, years: numb
   };
 }
 
-const CHILD_ARGS = ['--conditions=indexbot-source', '--import', 'tsx', fileURLToPath(import.meta.url)];
+const CHILD_ARGS = ['--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
 function child<T>(args: string[]): T {

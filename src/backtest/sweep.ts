@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism, totalmem } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorKind, IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -257,12 +256,10 @@ function workerSource(): { code: string | URL; eval: boolean } {
   const js = new URL('./sweep-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(js))) return { code: js, eval: false };
   const ts = new URL('./sweep-worker.ts', import.meta.url).href;
-  // tsx's ESM entry (its CommonJS one cannot be required from an eval'd worker).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
-  // And, as bin/indexbot.js does, resolve `indexbot` imports (a strategy's) to src/: hooks do not reach a worker.
-  const sourceCondition = 'data:text/javascript,export const resolve = (s, c, next) => next(s, { ...c, conditions: [...c.conditions, "indexbot-source"] });';
+  // As bin/indexbot.js does in a checkout: tsx, and `indexbot` imports (a strategy's) to src/; hooks do not reach a worker.
+  const hooks = new URL('../../scripts/register-source-imports.mjs', import.meta.url).href;
   return {
-    code: `Promise.all([import(${JSON.stringify(tsx)}), import('node:module')]).then(([m, mod]) => { m.register(); mod.register(${JSON.stringify(sourceCondition)}); return import(${JSON.stringify(ts)}); });`,
+    code: `import(${JSON.stringify(hooks)}).then(() => import(${JSON.stringify(ts)}));`,
     eval: true,
   };
 }

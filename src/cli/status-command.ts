@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { StoreError, toNumber, valueAt } from '../core/index.ts';
+import { StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -124,10 +124,18 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/**
+ * The database the config names. A broken config does not stop `status` (it is how one looks
+ * at a bot whose config an edit broke), but one named by --config or INDEXBOT_CONFIG is said
+ * to be broken, on one line, before the default database is shown instead.
+ */
 function tryConfigDb(flags: ConfigFlags): string | undefined {
   try {
     return loadConfig(flags, process.env, { server: false, services: false }).db;
-  } catch {
+  } catch (e) {
+    if ((flags.config ?? process.env.INDEXBOT_CONFIG) !== undefined && e instanceof Error) {
+      process.stderr.write(`indexbot: ${plainText(e.message)}; showing the default database instead\n`);
+    }
     return undefined;
   }
 }

@@ -52,3 +52,11 @@ describe('backtest --params given twice alike', () => {
     expect(r.stderr).toMatch(/^indexbot: --params: runs 1 and 3 have the same params, \{[^\n]*"holdHours":6[^\n]*\}: give each set once \[USAGE_INVALID\]\n$/);
   });
 });
+
+describe('status with a broken config named by --config', () => {
+  it('says so in one line, then shows the default database', () => {
+    const config = tempJsonFile('indexbot.json', { baseUrl: 'http://127.0.0.1:9/v1', intervls: {} });
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--config', config], { encoding: 'utf8', cwd: process.cwd() });
+    expect(r.stderr.split('\n')[0]).toBe(`indexbot: ${config}: unknown key "intervls"; showing the default database instead`);
+  });
+});

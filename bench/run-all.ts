@@ -10,7 +10,8 @@ const BENCHES = ['rate-gate', 'shared-gate', 'sandbox', 'ingest', 'cache-queries
 let failed = 0;
 for (const name of BENCHES) {
   const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file], { stdio: 'inherit' });
+  // tsx, and `indexbot` imports (the example strategies') resolved to src/, as in the checkout's CLI.
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), file], { stdio: 'inherit' });
   if (r.status !== 0) {
     failed++;
     console.error(`${name}: exited with ${r.status ?? r.signal}`);

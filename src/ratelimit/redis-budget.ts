@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
-import { type RedisConnection, connectRedis, describeRedisError, redactRedisUrl } from '../redis/index.ts';
+import { type RedisConnection, connectRedis, describeRedisError, reconnectWithinASecond, redactRedisUrl } from '../redis/index.ts';
 import { BUDGET_SCRIPT } from './budget-script.ts';
 import type { Priority } from './rate-gate.ts';
 import type { LocalView, SharedBudget, SharedBudgetState, SharedObservation, SharedTake } from './shared-budget.ts';
@@ -47,8 +47,9 @@ export class RedisBudgets {
   readonly where: string;
 
   constructor(readonly options: RedisBudgetsOptions) {
-    const { commandTimeoutMs = 500, heartbeatEveryMs = 10_000 } = options;
+    const { commandTimeoutMs = 500, heartbeatEveryMs = 10_000, probeEveryMs = 1_000 } = options;
     positiveMs('commandTimeoutMs', commandTimeoutMs, 60_000);
+    positiveMs('probeEveryMs', probeEveryMs, 60_000);
     positiveMs('heartbeatEveryMs', heartbeatEveryMs, 60_000);
     this.where = redactRedisUrl(options.url);
     this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -58,8 +59,7 @@ export class RedisBudgets {
       maxRetriesPerRequest: 1,
       commandTimeout: commandTimeoutMs,
       connectTimeout: Math.max(1_000, commandTimeoutMs * 4),
-      // Reconnect forever, at most every 2 s: the budget comes back as soon as Redis does.
-      retryStrategy: (attempt) => Math.min(2_000, attempt * 200),
+      retryStrategy: reconnectWithinASecond,
     });
     let errorLogged = false;
     this.redis.on('error', (e: Error) => {
@@ -68,7 +68,12 @@ export class RedisBudgets {
       // ioredis messages name host and port at most, never the password; log ours, not its URL.
       logger.warn({ redis: this.where, error: describeRedisError(e) }, 'Redis connection error (logged once per connection loss)');
     });
-    this.redis.on('ready', () => (errorLogged = false));
+    this.redis.on('ready', () => {
+      errorLogged = false;
+      // Back on the shared budget now, not at the next take's probe: a process with nothing to do
+      // would otherwise stay on its local share, the slower pace, when its work comes.
+      for (const b of this.budgets.values()) b.rejoin();
+    });
     this.redis.defineCommand('indexbotBudget', { numberOfKeys: 3, lua: BUDGET_SCRIPT });
     this.command = (this.redis as unknown as { indexbotBudget: BudgetCommand }).indexbotBudget.bind(this.redis);
     this.heartbeat = setInterval(() => {
@@ -381,10 +386,15 @@ class RedisSharedBudget implements SharedBudget {
     return { waitMs: Math.max(1, Math.ceil((1 - this.local.tokens) / rate)), seq: undefined };
   }
 
+  /** In local mode, asks Redis again at once (its connection is back). */
+  rejoin(): void {
+    if (this.mode === 'local' && this.view) this.probe(this.view, true);
+  }
+
   /** In local mode, asks Redis again now and then, without making any request wait for it. */
-  private probe(view: LocalView): void {
+  private probe(view: LocalView, atOnce = false): void {
     const now = this.clock.now();
-    if (this.probing || now - this.lastProbe < this.probeEveryMs) return;
+    if (this.probing || (!atOnce && now - this.lastProbe < this.probeEveryMs)) return;
     this.probing = true;
     this.lastProbe = now;
     this.command(...this.keys, 'beat', this.owner.processId, ...limits(view)).then(

@@ -14,6 +14,14 @@ export interface ConnectionOptions {
   retryStrategy: (attempt: number) => number | null;
 }
 
+/**
+ * Reconnects forever, sooner at first and then every second: what depends on Redis (a shared
+ * budget, a stream) is back within about a second of it.
+ */
+export function reconnectWithinASecond(attempt: number): number {
+  return Math.min(1_000, attempt * 200);
+}
+
 interface ClusterUrl {
   tls: boolean;
   username: string | undefined;

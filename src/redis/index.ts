@@ -7,6 +7,7 @@ export {
   redisUrlProblem,
   parseClusterUrl,
   probeRedis,
+  reconnectWithinASecond,
   redactRedisUrl,
   refusedCredentials,
 } from './connect.ts';

@@ -1,4 +1,4 @@
-import type { ConnectionOptions, RedisConnection } from '../redis/index.ts';
+import { type ConnectionOptions, type RedisConnection, reconnectWithinASecond } from '../redis/index.ts';
 
 /** The stream the collector publishes to, unless told otherwise. */
 export const EVENT_STREAM = 'indexbot:events';
@@ -6,7 +6,7 @@ export const PUBLISH_BATCH = 200;
 
 /**
  * A connection that never queues commands while Redis is away and waits a bounded time for
- * each, reconnecting in the background (at most every 2 s).
+ * each, reconnecting in the background (every second at most).
  */
 export function streamConnectionOptions(commandTimeoutMs: number): ConnectionOptions {
   return {
@@ -14,7 +14,7 @@ export function streamConnectionOptions(commandTimeoutMs: number): ConnectionOpt
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs,
     connectTimeout: 2_000,
-    retryStrategy: (attempt: number) => Math.min(2_000, attempt * 200),
+    retryStrategy: reconnectWithinASecond,
   };
 }
 

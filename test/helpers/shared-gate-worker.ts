@@ -4,7 +4,8 @@
  * It prints `ready` once loaded, then reads `start end` from stdin (so slow starts on a busy
  * machine do not skew the run), and at the end prints one JSON line: successful calls by
  * second, failed calls, the shared budget's state, and how long each take from the shared
- * budget took (the latency the shared gate adds). Use it through `runWorkers`.
+ * budget took (the latency the shared gate adds), and when it went back to the shared budget
+ * after losing Redis. Use it through `runWorkers`.
  */
 import { createInterface } from 'node:readline';
 import { IndexClient, type SharedBudgetSource } from '../../src/api/index.ts';
@@ -21,7 +22,17 @@ interface WorkerArgs {
 
 const args = JSON.parse(process.argv[2]!) as WorkerArgs;
 const takeMs: number[] = [];
-const budgets = args.redisUrl ? new RedisBudgets({ url: args.redisUrl, commandTimeoutMs: 250, probeEveryMs: 250, heartbeatEveryMs: 1_000 }) : undefined;
+const rejoinedAt: number[] = [];
+const logger = {
+  info: (_: unknown, msg: string) => {
+    if (msg.startsWith('shared rate budget reachable again')) rejoinedAt.push(Date.now());
+  },
+  warn: () => {},
+  error: () => {},
+  debug: () => {},
+  child: () => logger,
+} as never;
+const budgets = args.redisUrl ? new RedisBudgets({ url: args.redisUrl, commandTimeoutMs: 250, probeEveryMs: 250, heartbeatEveryMs: 1_000, logger }) : undefined;
 const timed: SharedBudgetSource | undefined = budgets && {
   budget(digest, name) {
     const inner = budgets.budget(digest, name);
@@ -67,5 +78,5 @@ await Promise.all(
   }),
 );
 const gate = client.rateGates().find((g) => g.name.startsWith('key:'));
-process.stdout.write(`${JSON.stringify({ okBySecond, failedBySecond, failed, shared: gate?.shared, takeMs })}\n`);
+process.stdout.write(`${JSON.stringify({ okBySecond, failedBySecond, failed, shared: gate?.shared, takeMs, rejoinedAt })}\n`);
 await budgets?.close();

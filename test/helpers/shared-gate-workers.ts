@@ -16,6 +16,8 @@ export interface WorkerResult {
   failed: number;
   shared?: { mode: string; processes: string[]; share: number };
   takeMs: number[];
+  /** When (epoch ms) it went back to the shared budget after losing Redis. */
+  rejoinedAt: number[];
 }
 
 /**

@@ -526,6 +526,24 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(JSON.stringify(lines)).not.toContain('password');
   });
 
+  it('a process with nothing to take is back on the shared budget within about a second of Redis, not at its next take', async () => {
+    const digest = freshDigest();
+    // A probe interval far longer than the test: only the connection coming back can bring it back.
+    const a = (await proc('idle', { probeEveryMs: 60_000, commandTimeoutMs: 200 })).budget(digest, 'key:idle');
+    const v = view({ limit: 1_200, burst: 20 });
+    expect((await a.take('normal', v)).waitMs).toBe(0);
+    await redis.kill();
+    await a.take('normal', v);
+    expect(a.state().mode).toBe('local');
+    // Down long enough for the reconnect delay to reach its cap.
+    await new Promise((r) => setTimeout(r, 4_000));
+    await redis.restart();
+    const back = Date.now();
+    while (a.state().mode === 'local' && Date.now() - back < 3_000) await new Promise((r) => setTimeout(r, 20));
+    expect(a.state().mode).toBe('shared');
+    expect(Date.now() - back).toBeLessThan(1_500);
+  }, 15_000);
+
   it('never shows a Redis password in what it logs', () => {
     expect(redactRedisUrl('redis://:hunter2@db.example:6379/2')).toBe('redis://:***@db.example:6379/2');
     expect(redactRedisUrl('rediss://ops:hunter2@db.example:6380')).toBe('rediss://***:***@db.example:6380');

@@ -22,10 +22,10 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, UsageError } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
-import { STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
+import { type LoadedStrategy, STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
 import { EXAMPLE_STRATEGIES, packageJson } from './package-files.ts';
 
@@ -72,6 +72,25 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
   return combos;
 }
 
+/**
+ * The strategy with `params`; a set its schema refuses is named by where it came from (the
+ * grid file and the set, or --params), not only by the strategy's file.
+ */
+export function withParamsFrom(strategy: Strategy, file: string, params: Record<string, unknown>, from: string | undefined): LoadedStrategy {
+  try {
+    return withParams(strategy, file, params);
+  } catch (e) {
+    if (from !== undefined && e instanceof StrategyError && e.code === 'STRATEGY_PARAMS') throw new StrategyError(`${from}: ${e.message}`, 'STRATEGY_PARAMS');
+    throw e;
+  }
+}
+
+/** Where a set of a sweep came from, for {@link withParamsFrom}. */
+export function paramsSource(grid: string | undefined, set: Record<string, unknown>, index: number, total: number): string | undefined {
+  if (grid !== undefined) return `--grid ${grid}, set ${index + 1} of ${total} ${JSON.stringify(set)}`;
+  return Object.keys(set).length > 0 ? `--params ${JSON.stringify(set)}` : undefined;
+}
+
 export function registerBacktestCommand(program: Command): void {
   withConfigFlags(
     withBacktestInputOptions(
@@ -101,7 +120,7 @@ export function registerBacktestCommand(program: Command): void {
     const base = config.strategies.params[strategy.name] ?? {};
     const given = flags.params ?? [{}];
     const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => given.map((p) => ({ ...p, ...g }))) : given;
-    const runs = overrides.map((p) => withParams(strategy, file, { ...base, ...p }));
+    const runs = overrides.map((p, i) => withParamsFrom(strategy, file, { ...base, ...p }, paramsSource(flags.grid, p, i, overrides.length)));
     // The same params twice (a --params repeated, or one the grid overrides) is the same run twice, in one folder.
     const seen = runs.map((r) => JSON.stringify(r.params));
     const again = seen.findIndex((p, i) => seen.indexOf(p) !== i);

@@ -8,8 +8,7 @@ import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, failOnHandlerErrors, researchInputs, gridCombinations, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, failOnHandlerErrors, gridCombinations, paramsOption, paramsSource, researchInputs, resolveStrategy, withBacktestInputOptions, withParamsFrom } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
@@ -60,9 +59,10 @@ export function registerWalkForwardCommand(program: Command): void {
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));
-    const grid = gridCombinations(flags.grid).map((g) => ({ ...base, ...g }));
+    const sets = gridCombinations(flags.grid);
+    const grid = sets.map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
-    for (const p of grid) withParams(loaded.strategy, loaded.file, p);
+    grid.forEach((p, i) => withParamsFrom(loaded.strategy, loaded.file, p, paramsSource(flags.grid, sets[i]!, i, sets.length)));
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);

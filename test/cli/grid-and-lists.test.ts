@@ -25,6 +25,27 @@ describe('a --grid file', () => {
   });
 });
 
+describe('a set of params the strategy refuses', () => {
+  const refused = (args: string[]) => spawnSync(process.execPath, ['bin/indexbot.js', ...args, '--strategy', 'rebalance-front-run'], { encoding: 'utf8' });
+
+  it('names the grid file and the set, for backtest and walk-forward, before anything runs', () => {
+    const grid = gridFile({ holdHours: [6, -1] });
+    for (const command of [['backtest'], ['walk-forward', '--train', '30d', '--test', '7d']]) {
+      const r = refused([...command, '--grid', grid]);
+      expect(r.status).toBe(78);
+      expect(r.stderr).toMatch(
+        new RegExp(`^indexbot: --grid ${grid.replaceAll('.', '\\.')}, set 2 of 2 \\{"holdHours":-1\\}: \\S+rebalance-front-run\\.ts: params of "rebalance-front-run" are invalid: holdHours: [^\\n]+ \\[STRATEGY_PARAMS\\]\\n$`),
+      );
+    }
+  });
+
+  it('names --params and the set it gave', () => {
+    const r = refused(['backtest', '--params', '{"holdHours":6}', '--params', '{"maxTokens":0.5}']);
+    expect(r.status).toBe(78);
+    expect(r.stderr).toMatch(/^indexbot: --params \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
+  });
+});
+
 describe('a comma-separated list flag', () => {
   it('takes the names and refuses a list of none', () => {
     expect(listOption(' a, b ,,c ')).toEqual(['a', 'b', 'c']);

@@ -8,7 +8,17 @@ import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type BacktestInputFlags, failOnHandlerErrors, gridCombinations, paramsOption, paramsSource, researchInputs, resolveStrategy, withBacktestInputOptions, withParamsFrom } from './backtest-command.ts';
+import {
+  type BacktestInputFlags,
+  failOnHandlerErrors,
+  gridCombinations,
+  paramsOption,
+  paramsSource,
+  researchInputs,
+  resolveStrategy,
+  withBacktestInputOptions,
+  withParamsFrom,
+} from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
@@ -62,7 +72,7 @@ export function registerWalkForwardCommand(program: Command): void {
     const sets = gridCombinations(flags.grid);
     const grid = sets.map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
-    grid.forEach((p, i) => withParamsFrom(loaded.strategy, loaded.file, p, paramsSource(flags.grid, sets[i]!, i, sets.length)));
+    for (const [i, p] of grid.entries()) withParamsFrom(loaded.strategy, loaded.file, p, paramsSource(flags.grid, sets[i]!, i, sets.length));
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);

@@ -34,7 +34,9 @@ describe('a set of params the strategy refuses', () => {
       const r = refused([...command, '--grid', grid]);
       expect(r.status).toBe(78);
       expect(r.stderr).toMatch(
-        new RegExp(`^indexbot: --grid ${grid.replaceAll('.', '\\.')}, set 2 of 2 \\{"holdHours":-1\\}: \\S+rebalance-front-run\\.ts: params of "rebalance-front-run" are invalid: holdHours: [^\\n]+ \\[STRATEGY_PARAMS\\]\\n$`),
+        new RegExp(
+          `^indexbot: --grid ${grid.replaceAll('.', '\\.')}, set 2 of 2 \\{"holdHours":-1\\}: \\S+rebalance-front-run\\.ts: params of "rebalance-front-run" are invalid: holdHours: [^\\n]+ \\[STRATEGY_PARAMS\\]\\n$`,
+        ),
       );
     }
   });

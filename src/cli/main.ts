@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { IndexbotError, plainText, secretValues, withoutSecrets } from '../core/index.ts';
+import { EXIT } from './options.ts';
 import { packageJson } from './package-files.ts';
 
 type Register = (program: Command) => void;
@@ -44,9 +45,6 @@ program.configureOutput({
 // answers with the nearest name) gets them all.
 const named = COMMANDS.filter(([names]) => names.includes(process.argv[2] ?? ''));
 for (const register of await Promise.all((named.length > 0 ? named : COMMANDS).map(([, load]) => load()))) register(program);
-
-/** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
-const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
 
 try {
   await program.parseAsync(process.argv);

@@ -5,11 +5,11 @@ import type { Command } from 'commander';
 import { MAX_WORKERS, fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, readTrials, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { strategySourceHash, withParams } from '../strategy/index.ts';
 import { type BacktestInputFlags, failOnHandlerErrors, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -83,6 +83,9 @@ export function registerOptimizeCommand(program: Command): void {
       };
       const dir = prepareOutputDirectory(flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`), flags.out === undefined ? undefined : '--out');
       let resumed: number | undefined;
+      const stopListening = exitOnInterrupt(
+        () => `optimize interrupted: ${readTrials(dir).length} of ${flags.trials} trials kept in ${join(dir, 'trials.jsonl')}; run the same command again to go on from there`,
+      );
       const trials = await optimize({
         dir,
         identity,
@@ -101,7 +104,7 @@ export function registerOptimizeCommand(program: Command): void {
           resumed ??= done - 1;
           logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
         },
-      });
+      }).finally(stopListening);
       const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
       writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
       const best = ranked(trials);

@@ -79,6 +79,28 @@ export function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
+export const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
+
+/**
+ * Until the returned function is called, Ctrl-C or SIGTERM ends the process with one line, as
+ * the CLI's last catch writes an error (`INTERRUPTED`, exit 75: running the command again
+ * goes on), saying what `describe` gives. For a command whose work is kept as it goes by
+ * synchronous writes, which a signal handler never interrupts halfway.
+ */
+export function exitOnInterrupt(describe: () => string): () => void {
+  const onSignal = () => {
+    process.stderr.write(`indexbot: ${describe()} [INTERRUPTED]\n`);
+    process.exit(EXIT.temporary);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
 /** The flags of design.md, described once; each command takes the ones it uses. */
 const CONFIG_FLAGS = {
   config: ['--config <file>', 'JSON config file (default config/indexbot.json, env INDEXBOT_CONFIG)'],

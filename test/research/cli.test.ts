@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -106,5 +107,29 @@ describe('research commands', () => {
     const short = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '30d', '--test', '10d'], env);
     expect(short.status).toBe(78);
     expect(short.stderr).toBe('indexbot: the range holds 4.96 d of history, less than --train 30 d + --test 10 d; backfill more or shorten the windows [CONFIG_INVALID]\n');
+  }, 120_000);
+  it('optimize stopped by Ctrl-C says how many trials the study kept and how to go on, exit 75; the same command goes on from there', async () => {
+    const dir = dirname(db);
+    const space = join(dir, 'interrupt-space.json');
+    writeFileSync(space, JSON.stringify({ holdHours: [1, 96] }));
+    const out = join(dir, 'opt-interrupted');
+    const args = ['optimize', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--space', space, '--metric', 'totalReturn', '--out', out];
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args, '--trials', '5000'], { env: { ...process.env, ...env, INDEXBOT_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!sent && stderr.includes('optimize: trial 3/5000')) sent = child.kill('SIGINT');
+    });
+    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(status).toBe(75);
+    const kept = readFileSync(join(out, 'trials.jsonl'), 'utf8').trim().split('\n').length;
+    expect(kept).toBeGreaterThanOrEqual(3);
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      `indexbot: optimize interrupted: ${kept} of 5000 trials kept in ${join(out, 'trials.jsonl')}; run the same command again to go on from there [INTERRUPTED]`,
+    );
+    const again = await runCli([...args, '--trials', String(kept + 1)], env);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain(`${kept + 1} trials (1 run now, ${kept} from the study)`);
   }, 120_000);
 });

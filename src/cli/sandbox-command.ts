@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BOUNDS } from '../config/index.ts';
+import { BOUNDS, isLoopback } from '../config/index.ts';
 import { listenFailure } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { intOption, numberOption, portOption, seedOption, untilSignal } from './options.ts';
@@ -18,6 +18,12 @@ export function registerSandboxCommand(program: Command): void {
       const sandbox = await startSandbox(opts).catch((e: unknown) => {
         throw listenFailure(e, opts.host, opts.port, { port: `--port ${opts.port}`, host: `--host ${opts.host}` });
       });
+      if (!isLoopback(opts.host)) {
+        const control = opts.control ? ', and its control routes (its clock, keys and faults),' : '';
+        process.stderr.write(
+          `indexbot: warning: --host ${opts.host} serves the sandbox beyond this machine: whoever reaches it can use the demo keys below${control} with no other check; it is a test server\n`,
+        );
+      }
       const out = process.stdout;
       out.write(`indexbot sandbox listening\n  base URL: ${sandbox.baseUrl}\n  seed ${opts.seed}, speed x${opts.speed}, rate window ${opts.rateWindowMs} ms\n`);
       out.write('  demo API keys (local sandbox only):\n');

@@ -45,11 +45,13 @@ export class RedisBudgets {
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private readonly command: BudgetCommand;
   readonly where: string;
+  readonly probeEveryMs: number;
 
   constructor(readonly options: RedisBudgetsOptions) {
     const { commandTimeoutMs = 500, heartbeatEveryMs = 10_000, probeEveryMs = 1_000 } = options;
     positiveMs('commandTimeoutMs', commandTimeoutMs, 60_000);
     positiveMs('probeEveryMs', probeEveryMs, 60_000);
+    this.probeEveryMs = probeEveryMs;
     positiveMs('heartbeatEveryMs', heartbeatEveryMs, 60_000);
     this.where = redactRedisUrl(options.url);
     this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -163,7 +165,7 @@ class RedisSharedBudget implements SharedBudget {
     this.keys = budgetKeys(digest);
     this.logger = owner.options.logger ?? silentLogger;
     this.clock = owner.options.clock ?? systemClock;
-    this.probeEveryMs = owner.options.probeEveryMs ?? 1_000;
+    this.probeEveryMs = owner.probeEveryMs;
   }
 
   async take(priority: Priority, view: LocalView): Promise<SharedTake> {

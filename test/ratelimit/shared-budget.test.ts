@@ -544,6 +544,12 @@ describe('RedisBudgets (against a real redis-server)', () => {
     expect(Date.now() - back).toBeLessThan(1_500);
   }, 15_000);
 
+  it('checks its timings in the constructor, naming the option and the value', () => {
+    expect(() => new RedisBudgets({ url: redis.url, probeEveryMs: 0 })).toThrow('Expected `probeEveryMs` to be a number of ms in (0, 60000], got `0` (number)');
+    expect(() => new RedisBudgets({ url: redis.url, commandTimeoutMs: 60_001 })).toThrow('Expected `commandTimeoutMs` to be a number of ms in (0, 60000], got `60001`');
+    expect(() => new RedisBudgets({ url: redis.url, heartbeatEveryMs: Number.NaN })).toThrow('Expected `heartbeatEveryMs`');
+  });
+
   it('never shows a Redis password in what it logs', () => {
     expect(redactRedisUrl('redis://:hunter2@db.example:6379/2')).toBe('redis://:***@db.example:6379/2');
     expect(redactRedisUrl('rediss://ops:hunter2@db.example:6380')).toBe('rediss://***:***@db.example:6380');

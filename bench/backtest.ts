@@ -273,6 +273,12 @@ export async function run(): Promise<void> {
       console.log(
         `    without threads: ${workers} processes at once, each running ${share} of the sets on one thread, the slowest ${slowestApart.toFixed(1)} s: ${(serial.seconds / slowestApart).toFixed(2)}x the 1-worker sweep`,
       );
+      // V8 compiles and collects garbage on threads of its own: a 1-worker sweep already keeps
+      // more than one core busy, and that core is not free for a second worker.
+      const coresSerial = serial.cpuSeconds / serial.seconds;
+      console.log(
+        `    the 1-worker sweep kept ${coresSerial.toFixed(2)} cores busy (process CPU / wall time; V8's compiler and GC threads beside the one running): at most ${(workers / coresSerial).toFixed(2)}x on ${workers} cores`,
+      );
       if (!same) process.exitCode = 1;
     }
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
+import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -95,7 +95,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
     .option('--max-age-s <s>', 'heartbeat age that --check calls stale', intOption(1, 365 * 86_400), 300)
     .action((flags: StatusFlags) => {
-      const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags) ?? 'data/indexbot.db';
+      const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags, flags.check === true) ?? 'data/indexbot.db';
       if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
       const store = SnapshotStore.open(db, { readonly: true });
       try {
@@ -127,12 +127,16 @@ function isRunning(pid: number): boolean {
 /**
  * The database the config names. A broken config does not stop `status` (it is how one looks
  * at a bot whose config an edit broke), but one named by --config or INDEXBOT_CONFIG is said
- * to be broken, on one line, before the default database is shown instead.
+ * to be broken, on one line, before the default database is shown instead. A health check
+ * (`strict`) is refused: judged on the default database, it would pass or fail for another bot.
  */
-function tryConfigDb(flags: ConfigFlags): string | undefined {
+function tryConfigDb(flags: ConfigFlags, strict: boolean): string | undefined {
   try {
     return loadConfig(flags, process.env, { server: false, services: false }).db;
   } catch (e) {
+    if (strict && e instanceof IndexbotError) {
+      throw new ConfigError(`${e.message}; status --check cannot tell which database to judge: fix it, or name the database with --db`);
+    }
     if ((flags.config ?? process.env.INDEXBOT_CONFIG) !== undefined && e instanceof Error) {
       process.stderr.write(`indexbot: ${plainText(e.message)}; showing the default database instead\n`);
     }

@@ -82,4 +82,12 @@ describe('status with a broken config named by --config', () => {
     const r = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--config', config], { encoding: 'utf8', cwd: process.cwd() });
     expect(r.stderr.split('\n')[0]).toBe(`indexbot: ${config}: unknown key "intervls"; showing the default database instead`);
   });
+
+  it('with --check, for monitoring, is refused (exit 78) rather than judging the default database', () => {
+    const config = tempJsonFile('indexbot.json', { baseUrl: 'http://127.0.0.1:9/v1', intervls: {} });
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--config', config], { encoding: 'utf8', cwd: process.cwd() });
+    expect(r.status).toBe(78);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`indexbot: ${config}: unknown key "intervls"; status --check cannot tell which database to judge: fix it, or name the database with --db [CONFIG_INVALID]\n`);
+  });
 });

@@ -35,12 +35,16 @@ export function registerBackfillCommand(program: Command): void {
     const store = SnapshotStore.open(config.db);
     claimFromDemo(store);
     const abort = new AbortController();
-    const onSignal = () => abort.abort(new IndexbotError('backfill interrupted; run the same command again to resume', 'INTERRUPTED', 'temporary'));
+    // Pages stored so far: what an interrupted backfill kept.
+    let pagesKept = 0;
+    const onSignal = () =>
+      abort.abort(new IndexbotError(`backfill interrupted: ${pagesKept} page(s) kept in ${config.db}; run the same command again to resume after them`, 'INTERRUPTED', 'temporary'));
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;
     let lastLine = 0;
     const onProgress = (p: BackfillProgress) => {
+      pagesKept = p.pagesDone;
       if (bar) {
         if (p.pagesDone === 1) bar.start(p.pagesTotal, 0, { index: p.indexId, requests: 0 });
         bar.setTotal(p.pagesTotal);

@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IndexClient } from '../../src/api/index.ts';
@@ -6,7 +7,7 @@ import { backfill } from '../../src/poller/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { runCli } from '../helpers/daemon.ts';
-import { testSandbox } from '../helpers/sandbox.ts';
+import { control, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 /** One line on stderr, no stack trace, naming every given fragment, and the exit code. */
@@ -97,6 +98,47 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
   it('backfill: --from after --to, and --from in the future, are one line', async () => {
     expectOneLine(await runCli(['backfill', '--from', '2026-11-08', '--to', '2026-11-02', '--base-url', sandbox.baseUrl]), 64, '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z');
     expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');
+  });
+
+  it('backfill stopped by Ctrl-C says how many pages it kept, exit 75', async () => {
+    // sindex's first page hangs, so the backfill is still running once mindex is stored.
+    await control(sandbox, '/faults', { kind: 'delay', delay_ms: 30_000, count: 1, path_prefix: '/indexes/sindex' });
+    const into = tempDbPath();
+    const child = spawn(process.execPath, ['bin/indexbot.js', 'backfill', '--from', '2026-10-01', '--indexes', 'mindex,sindex', '--base-url', sandbox.baseUrl, '--db', into], {
+      env: { ...process.env, INDEXBOT_API_KEY: sandbox.keys.premium, INDEXBOT_LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const mindexStored = () => {
+      if (!existsSync(into)) return false;
+      try {
+        const store = SnapshotStore.open(into, { readonly: true });
+        try {
+          return store.history.coverage('history:1h', 'mindex').length > 0 && store.history.coverage('rebalancing', 'mindex').length > 0;
+        } finally {
+          store.close();
+        }
+      } catch {
+        return false;
+      }
+    };
+    while (!mindexStored()) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGINT');
+    expect(await closed).toBe(75);
+    const last = stderr.trim().split('\n').at(-1)!;
+    const m = /^indexbot: backfill interrupted: (\d+) page\(s\) kept in (.+); run the same command again to resume after them \[INTERRUPTED\]$/.exec(last);
+    expect(m, last).not.toBeNull();
+    expect(m![2]).toBe(into);
+    // mindex's pages (a month of hourly points, and its rebalancing records) and none of sindex's.
+    expect(Number(m![1])).toBeGreaterThanOrEqual(2);
+    const again = await runCli(['backfill', '--from', '2026-10-01', '--indexes', 'mindex,sindex', '--base-url', sandbox.baseUrl, '--db', into], { INDEXBOT_API_KEY: sandbox.keys.premium });
+    expect(again.status, again.stderr).toBe(0);
+    // What was kept is not fetched again (the frozen sandbox has nothing past its clock).
+    expect(again.stdout).toMatch(/\n {2}mindex +(already cached|\+0 points, \+0 rebalancing records);/);
+    expect(again.stdout).toMatch(/\n {2}sindex +\+[1-9]\d* points/);
   });
 
   it('sandbox: a port already in use is one line naming it', async () => {

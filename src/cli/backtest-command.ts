@@ -87,8 +87,9 @@ export function withParamsFrom(strategy: Strategy, file: string, params: Record<
 
 /** Where a set of a sweep came from, for {@link withParamsFrom}. */
 export function paramsSource(grid: string | undefined, set: Record<string, unknown>, index: number, total: number): string | undefined {
-  if (grid !== undefined) return `--grid ${grid}, set ${index + 1} of ${total} ${JSON.stringify(set)}`;
-  return Object.keys(set).length > 0 ? `--params ${JSON.stringify(set)}` : undefined;
+  const which = total > 1 ? `set ${index + 1} of ${total} ` : '';
+  if (grid !== undefined) return `--grid ${grid}, ${which}${JSON.stringify(set)}`;
+  return Object.keys(set).length > 0 ? `--params ${which}${JSON.stringify(set)}` : undefined;
 }
 
 export function registerBacktestCommand(program: Command): void {

@@ -44,7 +44,7 @@ describe('a set of params the strategy refuses', () => {
   it('names --params and the set it gave', () => {
     const r = refused(['backtest', '--params', '{"holdHours":6}', '--params', '{"maxTokens":0.5}']);
     expect(r.status).toBe(78);
-    expect(r.stderr).toMatch(/^indexbot: --params \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
+    expect(r.stderr).toMatch(/^indexbot: --params set 2 of 2 \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
   });
 });
 

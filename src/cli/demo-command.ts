@@ -81,6 +81,8 @@ export function registerDemoCommand(program: Command): void {
           paper: { initialCash: 10_000, feeBps: 10, slippageBps: 5 },
         },
       };
+      // Listening before the start, as `run` does, and so before "Ctrl-C to stop" is printed.
+      const stopAsked = untilSignal();
       const daemon = await startDaemon(config, {
         logger: createLogger({ level: 'warn' }),
         onEvents: (events) => {
@@ -97,7 +99,7 @@ export function registerDemoCommand(program: Command): void {
       out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       out(`Dashboard: ${daemon.httpUrl}/  (metrics at ${daemon.httpUrl}/metrics)`);
       const stop = await Promise.race([
-        untilSignal(),
+        stopAsked,
         new Promise<string>((resolve) => {
           if (opts.durationS) setTimeout(() => resolve('duration reached'), opts.durationS * 1000).unref();
         }),

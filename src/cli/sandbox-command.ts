@@ -18,6 +18,8 @@ export function registerSandboxCommand(program: Command): void {
       const sandbox = await startSandbox(opts).catch((e: unknown) => {
         throw listenFailure(e, opts.host, opts.port, { port: `--port ${opts.port}`, host: `--host ${opts.host}` });
       });
+      // Listening before "Ctrl-C to stop" is printed: a signal sent on seeing it found no handler and killed the process.
+      const stopAsked = untilSignal();
       if (!isLoopback(opts.host)) {
         const control = opts.control ? ', and its control routes (its clock, keys and faults),' : '';
         process.stderr.write(
@@ -30,7 +32,7 @@ export function registerSandboxCommand(program: Command): void {
       for (const [tier, key] of Object.entries(sandbox.keys)) out.write(`    ${tier.padEnd(10)} ${key}\n`);
       if (opts.control) out.write(`  control routes: ${sandbox.origin}/_sandbox/{counters,clock,rebalance,rebalance/cancel,expire-token,revoke-key,faults}\n`);
       out.write('Ctrl-C to stop.\n');
-      const signal = await untilSignal();
+      const signal = await stopAsked;
       await sandbox.close();
       out.write(`sandbox stopped (${signal})\n`);
     });

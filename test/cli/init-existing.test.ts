@@ -26,7 +26,8 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('package.json: type "module" (was "commonjs"); scripts start, test, typecheck, backtest; dependencies zod; devDependencies @types/node, typescript, vitest; engines');
-    for (const file of ['tsconfig.json', 'strategies/follow-rebalance.ts', 'test/follow-rebalance.test.ts', 'config/indexbot.json']) expect(existsSync(join(dir, file)), file).toBe(true);
+    for (const file of ['tsconfig.json', 'strategies/follow-rebalance.ts', 'test/follow-rebalance.test.ts', 'config/indexbot.json', 'deploy/indexbot.service', 'deploy/Dockerfile'])
+      expect(existsSync(join(dir, file)), file).toBe(true);
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(pkg).toMatchObject({ name: 'myproj', version: '1.0.0', license: 'ISC', type: 'module', dependencies: { indexbot: 'file:../indexbot-0.1.0.tgz' } });
     expect(pkg.scripts).toMatchObject({ test: 'vitest run', lint: 'eslint .', start: 'indexbot demo --strategies strategies' });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -83,6 +83,17 @@ describe('the published package', () => {
     expect(ok('npx', ['indexbot', 'init', '.'], home)).toContain('package.json: type "module" (was "commonjs")');
     const bot = home;
     ok('npm', ['install', ...NPM_FLAGS], bot, prebuilt);
+    // The deploy files init wrote start the installed bin, from the project directory.
+    const unit = readFileSync(join(bot, 'deploy/indexbot.service'), 'utf8');
+    const bin = /^ExecStart=\/usr\/bin\/node (\S+) run --config /m.exec(unit)?.[1];
+    expect(bin).toBe('node_modules/indexbot/bin/indexbot.js');
+    expect(unit).toMatch(/^WorkingDirectory=\/opt\/home$/m);
+    expect(ok('node', [bin!, '--version'], bot).trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    const docker = readFileSync(join(bot, 'deploy/Dockerfile'), 'utf8');
+    expect(docker).toContain(`CMD ["node", "${bin}", "run"]`);
+    const sources = [...docker.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    expect(sources).toEqual(['package.json', 'package-lock.json', 'strategies', 'config']);
+    for (const source of sources) expect(existsSync(join(bot, source)), source).toBe(true);
     ok('npm', ['run', 'typecheck'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');

@@ -46,6 +46,12 @@ export class RedisBudgets {
   private readonly command: BudgetCommand;
   readonly where: string;
   readonly probeEveryMs: number;
+  /**
+   * Connections made so far. A command sent on an earlier one (ioredis resends those in flight
+   * at a drop, their timeout running from the first send) may fail after Redis is back: such a
+   * failure says nothing of the connection there is now.
+   */
+  connections = 0;
 
   constructor(readonly options: RedisBudgetsOptions) {
     const { commandTimeoutMs = 500, heartbeatEveryMs = 10_000, probeEveryMs = 1_000 } = options;
@@ -71,6 +77,7 @@ export class RedisBudgets {
       logger.warn({ redis: this.where, error: describeRedisError(e) }, 'Redis connection error (logged once per connection loss)');
     });
     this.redis.on('ready', () => {
+      this.connections++;
       errorLogged = false;
       // Back on the shared budget now, not at the next take's probe: a process with nothing to do
       // would otherwise stay on its local share, the slower pace, when its work comes.
@@ -178,6 +185,7 @@ class RedisSharedBudget implements SharedBudget {
     }
     const leased = this.fromLease(priority);
     if (leased) return leased;
+    const connection = this.owner.connections;
     try {
       const want = Math.min(this.maxLease(view), 1 + (view.waiting ?? 0));
       // The lease runs from when it was asked for: the reply's way back is not added to it.
@@ -201,6 +209,8 @@ class RedisSharedBudget implements SharedBudget {
       }
       return { waitMs: 0, seq: first, born };
     } catch (e) {
+      // Sent before Redis came back: asked again on the connection there is now, not a reason to leave it.
+      if (connection !== this.owner.connections && this.owner.redis.status === 'ready') return this.take(priority, view);
       this.fallBack(e, view);
       return this.takeLocally(view);
     }
@@ -399,6 +409,7 @@ class RedisSharedBudget implements SharedBudget {
     if (this.probing || (!atOnce && now - this.lastProbe < this.probeEveryMs)) return;
     this.probing = true;
     this.lastProbe = now;
+    const connection = this.owner.connections;
     this.command(...this.keys, 'beat', this.owner.processId, ...limits(view)).then(
       (reply) => {
         this.probing = false;
@@ -411,6 +422,8 @@ class RedisSharedBudget implements SharedBudget {
       },
       () => {
         this.probing = false;
+        // Redis came back while this probe was out (a rejoin found it probing): ask again now.
+        if (connection !== this.owner.connections) this.rejoin();
       },
     );
   }

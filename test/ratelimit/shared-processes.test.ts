@@ -93,12 +93,16 @@ describe('one API key, four processes, a fixed window smaller than the tier', ()
       expect(backAt - killedAt).toBeGreaterThan(2_000);
       // Each went back within about a second of Redis (its reconnect delay is at most 1 s), and
       // from the first whole window after the last of them did, no window goes over the limit.
-      const rejoined = results.map(({ result }) => Math.max(...result.rejoinedAt));
-      for (const at of rejoined) {
-        expect(at).toBeGreaterThan(killedAt);
-        expect(at - backAt).toBeLessThan(2_000);
-      }
-      for (let w = server.windowOf(Math.max(...rejoined)) + 1; w <= last; w++) expect(perWindow[w]).toBeLessThanOrEqual(LIMIT);
+      // The first rejoin after the kill: a stall on a busy machine may make a process fall back and rejoin again later.
+      const rejoined = results.map(({ result }, i) => {
+        const at = result.rejoinedAt.find((t) => t > killedAt);
+        expect(at, `process ${i} logged no return to the shared budget after Redis was killed`).toBeDefined();
+        return at!;
+      });
+      for (const at of rejoined) expect(at - backAt).toBeLessThan(2_000);
+      const checked = server.windowOf(Math.max(...rejoined)) + 1;
+      expect(last - checked).toBeGreaterThanOrEqual(1);
+      for (let w = checked; w <= last; w++) expect(perWindow[w]).toBeLessThanOrEqual(LIMIT);
     } finally {
       await server.close();
     }

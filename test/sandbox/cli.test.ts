@@ -21,7 +21,8 @@ describe('indexbot sandbox', () => {
     for (const tier of ['basic', 'premium', 'enterprise']) expect(out).toMatch(new RegExp(`${tier}\\s+sk_sandbox_${tier}_`));
     const res = await fetch(`${baseUrl}/indexes`);
     expect(res.status).toBe(200);
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // 'close', not 'exit': what it wrote last may still be in the pipes at 'exit'.
+    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
     expect(out).toContain('sandbox stopped (SIGTERM)');
@@ -43,7 +44,8 @@ describe('indexbot sandbox', () => {
         }
       });
     });
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // 'close', not 'exit': what it wrote last may still be in the pipes at 'exit'.
+    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
     expect(err).toBe(

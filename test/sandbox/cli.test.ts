@@ -57,7 +57,7 @@ describe('indexbot sandbox', () => {
     const child = spawn(process.execPath, ['bin/indexbot.js', 'sandbox', '--port', 'abc'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).not.toBe(0);
     expect(err).toContain('expected a whole number from 0 to 65535, got "abc"');
   });

@@ -85,11 +85,24 @@ export function withParamsFrom(strategy: Strategy, file: string, params: Record<
   }
 }
 
-/** Where a set of a sweep came from, for {@link withParamsFrom}. */
-export function paramsSource(grid: string | undefined, set: Record<string, unknown>, index: number, total: number): string | undefined {
-  const which = total > 1 ? `set ${index + 1} of ${total} ` : '';
-  if (grid !== undefined) return `--grid ${grid}, ${which}${JSON.stringify(set)}`;
-  return Object.keys(set).length > 0 ? `--params ${which}${JSON.stringify(set)}` : undefined;
+/** One layer of a run's params: a set, and which of how many its source gives. */
+interface ParamsLayer {
+  set: Record<string, unknown>;
+  index: number;
+  total: number;
+}
+
+/**
+ * Where a run's params came from, for {@link withParamsFrom}: each layer that gave any, the
+ * grid's set over --params over the config's, so the refused key can be found in one of them.
+ */
+export function paramsSource(layers: { grid?: ParamsLayer & { file: string }; params?: ParamsLayer; config?: Record<string, unknown> }): string | undefined {
+  const which = (l: ParamsLayer) => `${l.total > 1 ? `set ${l.index + 1} of ${l.total} ` : ''}${JSON.stringify(l.set)}`;
+  const parts: string[] = [];
+  if (layers.grid) parts.push(`--grid ${layers.grid.file}, ${which(layers.grid)}`);
+  if (layers.params && Object.keys(layers.params.set).length > 0) parts.push(`--params ${which(layers.params)}`);
+  if (layers.config && Object.keys(layers.config).length > 0) parts.push(`the config's strategies.params ${JSON.stringify(layers.config)}`);
+  return parts.length > 0 ? parts.join(' over ') : undefined;
 }
 
 export function registerBacktestCommand(program: Command): void {
@@ -120,8 +133,21 @@ export function registerBacktestCommand(program: Command): void {
     const { strategy, file } = await resolveStrategy(flags.strategy, config, logger);
     const base = config.strategies.params[strategy.name] ?? {};
     const given = flags.params ?? [{}];
-    const overrides = flags.grid ? gridCombinations(flags.grid).flatMap((g) => given.map((p) => ({ ...p, ...g }))) : given;
-    const runs = overrides.map((p, i) => withParamsFrom(strategy, file, { ...base, ...p }, paramsSource(flags.grid, p, i, overrides.length)));
+    const sets = flags.grid ? gridCombinations(flags.grid) : [undefined];
+    const runs = sets.flatMap((g, gi) =>
+      given.map((p, pi) =>
+        withParamsFrom(
+          strategy,
+          file,
+          { ...base, ...p, ...g },
+          paramsSource({
+            grid: g && { file: flags.grid!, set: g, index: gi, total: sets.length },
+            params: { set: p, index: pi, total: given.length },
+            config: base,
+          }),
+        ),
+      ),
+    );
     // The same params twice (a --params repeated, or one the grid overrides) is the same run twice, in one folder.
     const seen = runs.map((r) => JSON.stringify(r.params));
     const again = seen.findIndex((p, i) => seen.indexOf(p) !== i);

@@ -68,11 +68,20 @@ export function registerWalkForwardCommand(program: Command): void {
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
-    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));
+    const configParams = config.strategies.params[loaded.strategy.name] ?? {};
+    const fixed = Object.assign({}, ...(flags.params ?? []));
+    const base = { ...configParams, ...fixed };
     const sets = gridCombinations(flags.grid);
     const grid = sets.map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
-    for (const [i, p] of grid.entries()) withParamsFrom(loaded.strategy, loaded.file, p, paramsSource(flags.grid, sets[i]!, i, sets.length));
+    for (const [i, p] of grid.entries()) {
+      withParamsFrom(
+        loaded.strategy,
+        loaded.file,
+        p,
+        paramsSource({ grid: { file: flags.grid, set: sets[i]!, index: i, total: sets.length }, params: { set: fixed, index: 0, total: 1 }, config: configParams }),
+      );
+    }
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);

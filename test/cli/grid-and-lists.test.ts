@@ -41,6 +41,16 @@ describe('a set of params the strategy refuses', () => {
     }
   });
 
+  it('names every layer that gave params, a grid set over --params: the refused key may be in either', () => {
+    const grid = gridFile({ holdHours: [6, 12] });
+    const r = refused(['walk-forward', '--train', '30d', '--test', '7d', '--grid', grid, '--params', '{"maxTokens":0.5}']);
+    expect(r.status).toBe(78);
+    expect(r.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params {"maxTokens":0.5}: `);
+    const sweep = refused(['backtest', '--grid', grid, '--params', '{"maxTokens":0.5}', '--params', '{"maxTokens":2}']);
+    expect(sweep.status).toBe(78);
+    expect(sweep.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params set 1 of 2 {"maxTokens":0.5}: `);
+  });
+
   it('names --params and the set it gave', () => {
     const r = refused(['backtest', '--params', '{"holdHours":6}', '--params', '{"maxTokens":0.5}']);
     expect(r.status).toBe(78);

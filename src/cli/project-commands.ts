@@ -23,7 +23,7 @@ export function registerProjectCommands(program: Command): void {
       const packagePath = join(target, 'package.json');
       const existing = existsSync(packagePath) ? readPackageJson(packagePath) : undefined;
       const name = typeof existing?.name === 'string' ? existing.name : npmName(basename(target));
-      const files = templateFiles(new URL('project/', TEMPLATES)).map(([path, text]) => [path, text.replaceAll('__NAME__', name)] as const);
+      const files = templateFiles(new URL('project/', TEMPLATES)).map(([path, text]) => [path, text.replaceAll('__NAME__', name).replaceAll('__SERVICE__', serviceName(name))] as const);
       if (!existing) files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
       // Before anything is written: a project whose own JavaScript is CommonJS would break.
       if (existing) refuseCommonJsProject(packagePath, existing, target);
@@ -65,6 +65,17 @@ function npmName(dir: string): string {
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[._-]+/, '') || 'my-indexbot'
+  );
+}
+
+/** The package name as a systemd unit, directory and image name: no scope, `[a-z0-9-]` only (`@acme/Bot_1` -> `bot-1`). */
+export function serviceName(packageName: string): string {
+  return (
+    packageName
+      .replace(/^@[^/]*\//, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'indexbot'
   );
 }
 

@@ -19,6 +19,17 @@ const npmInitThenInstall = {
 };
 
 describe('init in a directory that has a package.json (npm install indexbot && npx indexbot init .)', () => {
+  it('names the deploy files after the package as a unit, directory and image can be named: no scope, [a-z0-9-]', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...npmInitThenInstall, name: '@acme/Bot_1', type: 'module' }, null, 2));
+    expect(init(dir).status).toBe(0);
+    const unit = readFileSync(join(dir, 'deploy/indexbot.service'), 'utf8');
+    expect(unit).toMatch(/^WorkingDirectory=\/opt\/bot-1$/m);
+    expect(unit).toContain('/etc/systemd/system/bot-1.service && sudo systemctl enable --now bot-1');
+    expect(readFileSync(join(dir, 'deploy/Dockerfile'), 'utf8')).toContain('docker build -f deploy/Dockerfile -t bot-1 .');
+    expect(unit).not.toContain('__');
+  });
+
   it('writes the project files and adds to package.json what it lacks, keeping what it has', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
     writeFileSync(join(dir, 'package.json'), JSON.stringify(npmInitThenInstall, null, 2));

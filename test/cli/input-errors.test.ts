@@ -100,7 +100,7 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');
   });
 
-  it('backfill stopped by Ctrl-C says how many pages it kept, exit 75', async () => {
+  it('backfill stopped by Ctrl-C says how many pages it stored, exit 75', async () => {
     // sindex's first page hangs, so the backfill is still running once mindex is stored.
     await control(sandbox, '/faults', { kind: 'delay', delay_ms: 30_000, count: 1, path_prefix: '/indexes/sindex' });
     const into = tempDbPath();
@@ -129,7 +129,7 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     child.kill('SIGINT');
     expect(await closed).toBe(75);
     const last = stderr.trim().split('\n').at(-1)!;
-    const m = /^indexbot: backfill interrupted: (\d+) page\(s\) kept in (.+); run the same command again to resume after them \[INTERRUPTED\]$/.exec(last);
+    const m = /^indexbot: backfill interrupted: (\d+) page\(s\) stored in (.+); run the same command again to resume \(what is held is not fetched again\) \[INTERRUPTED\]$/.exec(last);
     expect(m, last).not.toBeNull();
     expect(m![2]).toBe(into);
     // mindex's pages (a month of hourly points, and its rebalancing records) and none of sindex's.

@@ -38,7 +38,9 @@ export function registerBackfillCommand(program: Command): void {
     // Pages stored so far (a rebalancing list cut short is fetched again whole, so not all are "kept").
     let pagesKept = 0;
     const onSignal = () =>
-      abort.abort(new IndexbotError(`backfill interrupted: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`, 'INTERRUPTED', 'temporary'));
+      abort.abort(
+        new IndexbotError(`backfill interrupted: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`, 'INTERRUPTED', 'temporary'),
+      );
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;

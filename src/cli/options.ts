@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Config } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { ConfigError, type Logger, UsageError, createLogger } from '../core/index.ts';
+import { ConfigError, type Logger, UsageError, createLogger, plainText } from '../core/index.ts';
 
 /**
  * Commander argument parsers: every number has a range, and a bad value is refused with a
@@ -90,7 +90,14 @@ export const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
  */
 export function exitOnInterrupt(describe: () => string): () => void {
   const onSignal = () => {
-    process.stderr.write(`indexbot: ${describe()} [INTERRUPTED]\n`);
+    let said: string;
+    try {
+      said = describe();
+    } catch (e) {
+      // What it kept could not be read (a file gone, say): the interruption is still said, and its exit code kept.
+      said = `interrupted; what was kept could not be read: ${(e as Error).message}`;
+    }
+    process.stderr.write(`indexbot: ${plainText(said)} [INTERRUPTED]\n`);
     process.exit(EXIT.temporary);
   };
   process.once('SIGINT', onSignal);

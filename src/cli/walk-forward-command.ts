@@ -69,8 +69,8 @@ export function registerWalkForwardCommand(program: Command): void {
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const configParams = config.strategies.params[loaded.strategy.name] ?? {};
-    const fixed = Object.assign({}, ...(flags.params ?? []));
-    const base = { ...configParams, ...fixed };
+    const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
+    const base = { ...configParams, ...givenParams };
     const sets = gridCombinations(flags.grid);
     const grid = sets.map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
@@ -79,7 +79,7 @@ export function registerWalkForwardCommand(program: Command): void {
         loaded.strategy,
         loaded.file,
         p,
-        paramsSource({ grid: { file: flags.grid, set: sets[i]!, index: i, total: sets.length }, params: { set: fixed, index: 0, total: 1 }, config: configParams }),
+        paramsSource({ grid: { file: flags.grid, set: sets[i]!, index: i, total: sets.length }, params: { set: givenParams, index: 0, total: 1 }, config: configParams }),
       );
     }
     const cache = SnapshotStore.open(config.db, { readonly: true });

@@ -87,7 +87,7 @@ describe('research commands', () => {
       ],
       env,
     );
-    expect(r.status).toBe(0);
+    expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toBe('walk-forward announce-buyer: 2 windows (rolling), 2 candidates each, best by totalReturn');
     expect(lines[1]).toMatch(/^# +train +test +chosen params +totalReturn in +totalReturn out +test return$/);

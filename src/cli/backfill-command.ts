@@ -7,7 +7,7 @@ import { type BackfillProgress, backfill, describeRange } from '../poller/index.
 import { SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { createClient, resolveIndexes } from './daemon.ts';
 import { openSharedBudgets } from './redis.ts';
-import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, onStopSignal, withConfigFlags } from './options.ts';
 
 interface BackfillFlags extends ConfigFlags {
   from: number;
@@ -37,12 +37,11 @@ export function registerBackfillCommand(program: Command): void {
     const abort = new AbortController();
     // Pages stored so far (a rebalancing list cut short is fetched again whole, so not all are "kept").
     let pagesKept = 0;
-    const onSignal = () =>
+    const stopListening = onStopSignal(() =>
       abort.abort(
         new IndexbotError(`backfill interrupted: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`, 'INTERRUPTED', 'temporary'),
-      );
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+      ),
+    );
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;
     let lastLine = 0;
     const onProgress = (p: BackfillProgress) => {
@@ -76,8 +75,7 @@ export function registerBackfillCommand(program: Command): void {
       }
     } finally {
       bar?.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stopListening();
       await shared?.close();
       store.close();
     }

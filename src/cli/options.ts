@@ -66,17 +66,28 @@ export function intervalOption(raw: string): HistoryInterval {
   return raw as HistoryInterval;
 }
 
+/**
+ * Calls `handler` at the first SIGINT (Ctrl-C) or SIGTERM (a service manager), and stops
+ * listening: a second signal then does what it would without us. The returned function
+ * stops listening before any came.
+ */
+export function onStopSignal(handler: (signal: NodeJS.Signals) => void): () => void {
+  const stop = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    stop();
+    handler(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return stop;
+}
+
 /** Resolves when the process is asked to stop (Ctrl-C or a service manager). */
 export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+  return new Promise((resolve) => onStopSignal(resolve));
 }
 
 /** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
@@ -89,7 +100,7 @@ export const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
  * synchronous writes, which a signal handler never interrupts halfway.
  */
 export function exitOnInterrupt(describe: () => string): () => void {
-  const onSignal = () => {
+  return onStopSignal(() => {
     let said: string;
     try {
       said = describe();
@@ -99,13 +110,7 @@ export function exitOnInterrupt(describe: () => string): () => void {
     }
     process.stderr.write(`indexbot: ${plainText(said)} [INTERRUPTED]\n`);
     process.exit(EXIT.temporary);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
+  });
 }
 
 /** The flags of design.md, described once; each command takes the ones it uses. */

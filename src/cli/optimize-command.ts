@@ -7,8 +7,8 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, readTrials, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { strategySourceHash, withParams } from '../strategy/index.ts';
-import { type BacktestInputFlags, failOnHandlerErrors, researchInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { strategySourceHash } from '../strategy/index.ts';
+import { type BacktestInputFlags, failOnHandlerErrors, paramsOption, paramsSource, researchInputs, resolveStrategy, withBacktestInputOptions, withParamsFrom } from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
@@ -63,9 +63,16 @@ export function registerOptimizeCommand(program: Command): void {
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);
     const space = readSpace(flags.space, loaded.strategy);
-    const base = Object.assign({}, config.strategies.params[loaded.strategy.name] ?? {}, ...(flags.params ?? []));
+    const configParams = config.strategies.params[loaded.strategy.name] ?? {};
+    const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
+    const base = { ...configParams, ...givenParams };
     // The fixed params, with the middle of the space, pass the schema before any replay.
-    withParams(loaded.strategy, loaded.file, { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) });
+    withParamsFrom(
+      loaded.strategy,
+      loaded.file,
+      { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) },
+      paramsSource({ params: { set: givenParams, index: 0, total: 1 }, config: configParams }),
+    );
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);

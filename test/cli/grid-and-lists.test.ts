@@ -51,6 +51,13 @@ describe('a set of params the strategy refuses', () => {
     expect(sweep.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params set 1 of 2 {"maxTokens":0.5}: `);
   });
 
+  it('optimize names --params too, before any trial', () => {
+    const space = gridFile({ holdHours: [1, 96] });
+    const r = refused(['optimize', '--space', space, '--trials', '3', '--params', '{"maxTokens":0.5}']);
+    expect(r.status).toBe(78);
+    expect(r.stderr).toMatch(/^indexbot: --params \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
+  });
+
   it('names --params and the set it gave', () => {
     const r = refused(['backtest', '--params', '{"holdHours":6}', '--params', '{"maxTokens":0.5}']);
     expect(r.status).toBe(78);

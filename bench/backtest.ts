@@ -12,6 +12,11 @@
  *   the two. Each is run twice, alternating, and the faster taken. Beside each, for comparison:
  *   as many processes as cores, started at once and sharing nothing, each running its share
  *   of the sets on one thread.
+ * - a search as optimize runs it: 16 trials of rebalance-front-run over 10x1, one at a time on
+ *   one thread (optimize's default --batch 1) and two at a time on two threads, each run on
+ *   threads kept between trials with the range read once (a SweepSession, as optimize and
+ *   walk-forward now run), against a new sweep per trial (how they ran before: threads started
+ *   and the range read for every trial). Each in its own process, twice alternating, the faster.
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -23,7 +28,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import { runBacktest, runSweep } from '../src/backtest/index.ts';
+import { SweepSession, runBacktest, runSweep } from '../src/backtest/index.ts';
 import type { HistoryPoint, Rebalance } from '../src/contract/index.ts';
 import { SnapshotStore } from '../src/store/index.ts';
 import { type LoadedStrategy, defineStrategy, loadStrategy } from '../src/strategy/index.ts';
@@ -198,6 +203,30 @@ async function sweep(path: string, workers: number, indexes: number, years: numb
   };
 }
 
+/**
+ * 16 trials of rebalance-front-run over `indexes` x `years`, `batch` at a time as optimize
+ * proposes them, on `workers` threads: through one session, or a new sweep for each batch.
+ */
+async function search(path: string, how: 'session' | 'fresh', batch: number, workers: number, indexes: number, years: number): Promise<{ seconds: number; metrics: string }> {
+  const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
+  const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
+  const batches = Array.from({ length: 16 / batch }, (_, b) => Array.from({ length: batch }, (_, i) => ({ file, params: { holdHours: 6 + 6 * (b * batch + i) } })));
+  const t = performance.now();
+  const results = [];
+  const session = new SweepSession({ db: path, workers });
+  try {
+    for (const jobs of batches) results.push(...(how === 'session' ? await session.run(settings, jobs) : await runSweep({ db: path, settings, jobs, workers })));
+  } finally {
+    await session.close();
+  }
+  return {
+    seconds: (performance.now() - t) / 1000,
+    metrics: createHash('sha256')
+      .update(JSON.stringify(results.map((r) => r.metrics)))
+      .digest('hex'),
+  };
+}
+
 const CHILD_ARGS = ['--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
@@ -281,6 +310,19 @@ export async function run(): Promise<void> {
       );
       if (!same) process.exitCode = 1;
     }
+    for (const [batch, threads] of [
+      [1, 1],
+      [workers, workers],
+    ] as const) {
+      const args = (how: string) => ['--search', path, how, String(batch), String(threads), '10', '1'];
+      const runs = [1, 2].flatMap(() => [child<{ seconds: number; metrics: string }>(args('fresh')), child<{ seconds: number; metrics: string }>(args('session'))]);
+      const best = (how: number) => Math.min(...runs.filter((_, i) => i % 2 === how).map((r) => r.seconds));
+      const same = runs.every((r) => r.metrics === runs[0]!.metrics);
+      console.log(
+        `  search of 16 trials (rebalance-front-run, 10x1), ${batch} at a time on ${threads} thread(s), each in its own process, the faster of two: a new sweep per batch ${best(0).toFixed(1)} s, one session ${best(1).toFixed(1)} s: ${(best(0) / best(1)).toFixed(2)}x; metrics ${same ? 'identical' : 'DIFFERENT'}`,
+      );
+      if (!same) process.exitCode = 1;
+    }
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -294,6 +336,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
   else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1), Number(rest[3] ?? 0), Number(rest[4] ?? 16))));
+  else if (mode === '--search') console.log(JSON.stringify(await search(path!, rest[0] as 'session' | 'fresh', Number(rest[1]), Number(rest[2]), Number(rest[3]), Number(rest[4]))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();
 }

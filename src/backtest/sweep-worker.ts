@@ -23,31 +23,34 @@ function plainData(obj: object): object {
   }
 }
 
-parentPort!.once('message', async (work: SweepWork) => {
+/** The thread of the history the last sweep replayed: the next sweep of the session mostly replays it again. */
+let current: { id: number; thread: SweepThread } | undefined;
+
+parentPort!.on('message', async (work: SweepWork) => {
+  if (current?.id !== work.history.id) {
+    current?.thread.close();
+    current = { id: work.history.id, thread: new SweepThread(work.db, work.history.data!) };
+  }
+  const { thread } = current;
   const next = new Int32Array(work.next);
-  const thread = new SweepThread(work.db, work.history);
-  try {
-    for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
-      let reply: WorkerReply;
-      try {
-        reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, index, work.output, forwardingLogger({})) };
-      } catch (e) {
-        const error = e instanceof Error ? e : new Error(String(e));
-        parentPort!.postMessage({
-          index,
-          ok: false,
-          name: error.name,
-          message: error.message,
-          code: e instanceof IndexbotError ? e.code : undefined,
-          kind: e instanceof IndexbotError ? e.kind : undefined,
-          stack: error.stack,
-        } satisfies WorkerReply);
-        return;
-      }
-      parentPort!.postMessage(reply);
+  for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
+    let reply: WorkerReply;
+    try {
+      reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, index, work.output, forwardingLogger({})) };
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      parentPort!.postMessage({
+        index,
+        ok: false,
+        name: error.name,
+        message: error.message,
+        code: e instanceof IndexbotError ? e.code : undefined,
+        kind: e instanceof IndexbotError ? e.kind : undefined,
+        stack: error.stack,
+      } satisfies WorkerReply);
+      return;
     }
-  } finally {
-    thread.close();
+    parentPort!.postMessage(reply);
   }
   parentPort!.postMessage({ index: null } satisfies WorkerReply);
 });

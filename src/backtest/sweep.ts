@@ -109,52 +109,118 @@ export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
 /** Each run's report files instead of its result, made on the thread that ran it. */
 export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
 export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<(BacktestResult | ReportFiles)[]> {
-  const output = o.output ?? 'result';
-  if (o.workers !== undefined && (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > MAX_WORKERS)) {
-    throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
-  }
-  const total = o.jobs.length;
-  const results: (BacktestResult | ReportFiles)[] = new Array(total);
-  const errors: { index: number; error: Error }[] = [];
-  const next = new Int32Array(new SharedArrayBuffer(4));
-  let done = 0;
-  const finished = (index: number, result: BacktestResult | ReportFiles) => {
-    results[index] = result;
-    o.onRun?.(++done, total);
-  };
-  const failed = (index: number, error: Error) => {
-    errors.push({ index, error });
-    // No thread takes another job.
-    Atomics.store(next, 0, total);
-  };
-  const history = new SweepHistory(o.db, o.settings);
-  const threads = Math.min(o.workers ?? defaultThreads(history.points, total), total);
-  const logger = o.logger ?? silentLogger;
-  // Started first: they load the code while this thread reads the history.
-  const workers = Array.from({ length: threads - 1 }, () => startWorker(finished, failed, logger));
-  let thread: SweepThread | undefined;
+  const session = new SweepSession(o);
   try {
-    const shared = history.read();
-    const work: SweepWork = { db: o.db, settings: o.settings, jobs: o.jobs, output, next: next.buffer as SharedArrayBuffer, history: shared };
-    for (const w of workers) w.start(work);
-    thread = new SweepThread(o.db, shared);
-    for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
-      try {
-        finished(i, await thread.run(o.settings, o.jobs[i]!, i, output, logger));
-      } catch (e) {
-        failed(i, e instanceof Error ? e : new Error(String(e)));
-      }
-      // A run never waits on the event loop: between two, the workers' lines and finished runs are taken in, not held to the end.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    // After a failure here, the workers' runs are stopped, not waited for.
-    if (errors.length === 0) await Promise.race([Promise.all(workers.map((w) => w.done)), ...workers.map((w) => w.failedOnce)]);
+    return await session.run(o.settings, o.jobs, { output: o.output ?? 'result', onRun: o.onRun });
   } finally {
-    thread?.close();
-    await Promise.all(workers.map((w) => w.close()));
+    await session.close();
   }
-  if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
-  return results;
+}
+
+/**
+ * Sweeps one after another on the same threads: what a search (optimize, walk-forward) runs,
+ * a few trials at a time. The worker threads stay up between sweeps, their code loaded and
+ * warm, and the history a sweep read is kept for the next sweep of the same range: optimize
+ * runs every trial over one range, and reading it again for each trial took longer than the
+ * trial. Only the last range read is kept. Sweeps run one at a time; {@link close} ends the
+ * workers (idle ones never keep the process alive).
+ */
+export class SweepSession {
+  private readonly workers: PooledWorker[] = [];
+  private history: { key: string; id: number; shared: SharedHistory; thread: SweepThread } | undefined;
+  private histories = 0;
+  private busy = false;
+
+  constructor(private readonly o: Pick<SweepOptions, 'db' | 'workers' | 'logger'>) {
+    if (o.workers !== undefined && (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > MAX_WORKERS)) {
+      throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
+    }
+  }
+
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result'; onRun?: SweepOptions['onRun'] }): Promise<BacktestResult[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report'; onRun?: SweepOptions['onRun'] }): Promise<ReportFiles[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<(BacktestResult | ReportFiles)[]>;
+  async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] } = {}): Promise<(BacktestResult | ReportFiles)[]> {
+    if (this.busy) throw new Error('a SweepSession runs one sweep at a time');
+    this.busy = true;
+    try {
+      return await this.sweep(settings, jobs, o.output ?? 'result', o.onRun);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async sweep(settings: SweepSettings, jobs: readonly SweepJob[], output: SweepOutput, onRun: SweepOptions['onRun']): Promise<(BacktestResult | ReportFiles)[]> {
+    const total = jobs.length;
+    const results: (BacktestResult | ReportFiles)[] = new Array(total);
+    const errors: { index: number; error: Error }[] = [];
+    const next = new Int32Array(new SharedArrayBuffer(4));
+    let done = 0;
+    const finished = (index: number, result: BacktestResult | ReportFiles) => {
+      results[index] = result;
+      onRun?.(++done, total);
+    };
+    const failed = (index: number, error: Error) => {
+      errors.push({ index, error });
+      // No thread takes another job.
+      Atomics.store(next, 0, total);
+    };
+    const range = new SweepHistory(this.o.db, settings);
+    const threads = Math.min(this.o.workers ?? defaultThreads(range.points, total), total);
+    const logger = this.o.logger ?? silentLogger;
+    // One that died between sweeps is replaced; started first: they load the code while this thread reads the history.
+    for (let i = this.workers.length - 1; i >= 0; i--) if (!this.workers[i]!.alive) this.workers.splice(i, 1);
+    while (this.workers.length < threads - 1) this.workers.push(startWorker(logger));
+    const workers = this.workers.slice(0, threads - 1);
+    const runs: WorkerRun[] = [];
+    let history: ReturnType<SweepSession['historyFor']> | undefined;
+    let settled = false;
+    try {
+      history = this.historyFor(range);
+      const work: SweepWork = { db: this.o.db, settings, jobs, output, next: next.buffer as SharedArrayBuffer, history: { id: history.id, data: history.shared } };
+      for (const w of workers) runs.push(w.run(work, finished, failed));
+      for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
+        try {
+          finished(i, await history.thread.run(settings, jobs[i]!, i, output, logger));
+        } catch (e) {
+          failed(i, e instanceof Error ? e : new Error(String(e)));
+        }
+        // A run never waits on the event loop: between two, the workers' lines and finished runs are taken in, not held to the end.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (errors.length === 0) await Promise.race([Promise.all(runs.map((r) => r.done)), ...runs.map((r) => r.failedOnce)]);
+      settled = errors.length === 0;
+    } finally {
+      if (history && history !== this.history) history.thread.close();
+      // After a failure the workers' runs are stopped, not waited for: a later sweep starts new ones.
+      if (!settled) await this.stopWorkers();
+    }
+    if (errors.length > 0) throw errors.sort((a, b) => a.index - b.index)[0]!.error;
+    return results;
+  }
+
+  /** The history of `range`, read now unless the last sweep read it. */
+  private historyFor(range: SweepHistory): NonNullable<SweepSession['history']> {
+    if (this.history && range.key !== undefined && this.history.key === range.key) return this.history;
+    this.history?.thread.close();
+    this.history = undefined;
+    const shared = range.read();
+    const history = { key: range.key ?? '', id: ++this.histories, shared, thread: new SweepThread(this.o.db, shared) };
+    // A range that could not be read is not kept: the runs meet what failed themselves, each time.
+    if (range.key !== undefined) this.history = history;
+    return history;
+  }
+
+  private async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((w) => w.close()));
+  }
+
+  /** Ends the worker threads and closes the cache; the session runs no sweep after. */
+  async close(): Promise<void> {
+    this.history?.thread.close();
+    this.history = undefined;
+    await this.stopWorkers();
+  }
 }
 
 /**
@@ -183,6 +249,8 @@ function defaultThreads(points: number, jobs: number): number {
 class SweepHistory {
   /** History points the range holds, over its indexes; 0 when the cache cannot serve it. */
   readonly points: number;
+  /** What the range is, narrowed to what the cache holds: two sweeps of one key replay the same history. Undefined when the cache cannot serve it. */
+  readonly key: string | undefined;
   private readonly range: ReturnType<typeof replayRange>['settings'] | undefined;
 
   constructor(
@@ -197,11 +265,13 @@ class SweepHistory {
         const { settings: range, coverage } = replayRange(store, settings);
         this.range = range;
         this.points = coverage.reduce((n, c) => n + c.points, 0);
+        this.key = JSON.stringify([range.indexes, range.interval, range.from, range.to]);
       } finally {
         store.close();
       }
     } catch {
       this.points = 0;
+      this.key = undefined;
     }
   }
 
@@ -224,14 +294,15 @@ class SweepHistory {
   }
 }
 
-/** What each worker is given once: every job, and the counter the threads take them from. */
+/** What a worker is given for each sweep: every job, and the counter the threads take them from. */
 export interface SweepWork {
   db: string;
   settings: SweepSettings;
   jobs: readonly SweepJob[];
   output: SweepOutput;
   next: SharedArrayBuffer;
-  history: SharedHistory;
+  /** The history the runs replay, numbered within the session: a worker that holds this one already is not sent its data again. */
+  history: { id: number; data?: SharedHistory };
 }
 
 /** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
@@ -264,48 +335,85 @@ function workerSource(): { code: string | URL; eval: boolean } {
   };
 }
 
-function startWorker(finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void, logger: Logger) {
+/** A sweep's part on one worker: settles when the worker found no job left, or (failedOnce only) when it failed. */
+interface WorkerRun {
+  done: Promise<void>;
+  failedOnce: Promise<void>;
+}
+
+/** A worker thread of a session, kept between sweeps. */
+interface PooledWorker {
+  run(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void): WorkerRun;
+  close(): Promise<void>;
+  /** False once it exited or failed: it takes no more sweeps. */
+  readonly alive: boolean;
+}
+
+function startWorker(logger: Logger): PooledWorker {
   const source = workerSource();
   const worker = new Worker(source.code, { eval: source.eval });
-  let running = true;
-  let resolveDone!: () => void;
-  let resolveFailed!: () => void;
-  const done = new Promise<void>((resolve) => {
-    resolveDone = resolve;
-  });
-  // Settles only when the worker failed: the sweep then stops waiting for the others.
-  const failedOnce = new Promise<void>((resolve) => {
-    resolveFailed = resolve;
-  });
+  // Idle between sweeps, it never keeps the process alive; a sweep holds it while its part runs.
+  worker.unref();
+  let historyId: number | undefined;
+  let current: { finished: (index: number, result: BacktestResult | ReportFiles) => void; failed: (index: number, error: Error) => void; done: () => void; failedOnce: () => void } | undefined;
+  let dead: Error | undefined;
+  const end = () => {
+    current = undefined;
+    worker.unref();
+  };
   const lost = (e: Error) => {
-    if (!running) return;
-    running = false;
-    failed(Number.MAX_SAFE_INTEGER, e);
-    resolveFailed();
+    dead ??= e;
+    if (!current) return;
+    const run = current;
+    end();
+    run.failed(Number.MAX_SAFE_INTEGER, e);
+    run.failedOnce();
   };
   worker.on('message', (reply: WorkerReply) => {
     if ('log' in reply) logger[reply.log.level](reply.log.obj, reply.log.msg);
+    else if (!current) return;
     else if (reply.index === null) {
-      running = false;
-      resolveDone();
-    } else if (reply.ok) finished(reply.index, reply.result);
+      const run = current;
+      end();
+      run.done();
+    } else if (reply.ok) current.finished(reply.index, reply.result);
     else {
-      running = false;
-      failed(reply.index, rebuild(reply));
-      resolveFailed();
+      const run = current;
+      end();
+      run.failed(reply.index, rebuild(reply));
+      run.failedOnce();
     }
   });
   worker.on('error', lost);
   worker.on('exit', (code) => lost(new Error(`a sweep worker exited (code ${code}) before its runs finished`)));
   return {
-    done,
-    failedOnce,
-    start(work: SweepWork): void {
-      worker.postMessage(work);
+    run(work, finished, failed) {
+      let run!: NonNullable<typeof current>;
+      const done = new Promise<void>((resolve) => {
+        run = { finished, failed, done: resolve, failedOnce: () => {} };
+      });
+      // Settles only when the worker failed: the sweep then stops waiting for the others.
+      const failedOnce = new Promise<void>((resolve) => {
+        run.failedOnce = resolve;
+      });
+      current = run;
+      if (dead) {
+        lost(dead);
+        return { done, failedOnce };
+      }
+      worker.ref();
+      // The history's data crosses only to a worker that does not hold it yet.
+      worker.postMessage(historyId === work.history.id ? { ...work, history: { id: work.history.id } } : work);
+      historyId = work.history.id;
+      return { done, failedOnce };
     },
     async close(): Promise<void> {
-      running = false;
+      current = undefined;
+      dead ??= new Error('closed');
       await worker.terminate();
+    },
+    get alive() {
+      return dead === undefined;
     },
   };
 }

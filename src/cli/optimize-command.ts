@@ -93,6 +93,7 @@ export function registerOptimizeCommand(program: Command): void {
       const stopListening = exitOnInterrupt(
         () => `optimize interrupted: ${readTrials(dir).length} of ${flags.trials} trials kept in ${join(dir, 'trials.jsonl')}; run the same command again to go on from there`,
       );
+      const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
       const trials = await optimize({
         dir,
         identity,
@@ -106,12 +107,15 @@ export function registerOptimizeCommand(program: Command): void {
         from,
         to,
         batch: flags.batch,
-        run: sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger }),
+        run: runner,
         onTrial: (t, done) => {
           resumed ??= done - 1;
           logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
         },
-      }).finally(stopListening);
+      }).finally(() => {
+        stopListening();
+        return runner.close();
+      });
       const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
       writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
       const best = ranked(trials);

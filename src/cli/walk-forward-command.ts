@@ -89,13 +89,14 @@ export function registerWalkForwardCommand(program: Command): void {
       if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
       const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
       const dir = prepareOutputDirectory(flags.out ?? join('data', 'walk-forward', id), flags.out === undefined ? undefined : '--out');
+      const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
       const r = await walkForward({
         windows,
         grid,
         metric: flags.metric,
-        run: sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger }),
+        run: runner,
         onWindow: (done, total) => logger.info({ done, total }, `walk-forward: window ${done}/${total}`),
-      });
+      }).finally(() => runner.close());
       const out = {
         format: 'indexbot-walk-forward/1',
         id,

@@ -1,4 +1,4 @@
-import { type EquityPoint, type StrategyMetrics, type SweepSettings, runSweep } from '../backtest/index.ts';
+import { type EquityPoint, type StrategyMetrics, SweepSession, type SweepSettings } from '../backtest/index.ts';
 import type { Logger } from '../core/index.ts';
 
 /**
@@ -26,10 +26,14 @@ export type TrialRunner = (trials: readonly Trial[]) => Promise<TrialResult[]>;
 
 /**
  * Runs the trials as the sweep does: on `workers` threads, each opening the cache file
- * read-only, the results in the trials' order. Trials of one range go out together.
+ * read-only, the results in the trials' order. Trials of one range go out together. The
+ * threads and the last range's history are kept from one call to the next (a
+ * {@link SweepSession}): a search runs a few trials at a time over the same range. `close`
+ * ends the worker threads.
  */
-export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepSettings, 'from' | 'to'>; workers?: number; logger?: Logger }): TrialRunner {
-  return async (trials) => {
+export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepSettings, 'from' | 'to'>; workers?: number; logger?: Logger }): TrialRunner & { close(): Promise<void> } {
+  const session = new SweepSession({ db: o.db, workers: o.workers, logger: o.logger });
+  const run: TrialRunner = async (trials) => {
     const out: TrialResult[] = new Array(trials.length);
     const ranges = new Map<string, number[]>();
     for (const [i, t] of trials.entries()) {
@@ -38,17 +42,15 @@ export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepS
     }
     for (const indices of ranges.values()) {
       const { from, to } = trials[indices[0]!]!;
-      const results = await runSweep({
-        db: o.db,
-        settings: { ...o.settings, from, to },
-        jobs: indices.map((i) => ({ file: o.file, params: trials[i]!.params })),
-        workers: o.workers,
-        logger: o.logger,
-      });
+      const results = await session.run(
+        { ...o.settings, from, to },
+        indices.map((i) => ({ file: o.file, params: trials[i]!.params })),
+      );
       for (const [k, r] of results.entries()) out[indices[k]!] = { runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity, failedEvents: r.parked.count };
     }
     return out;
   };
+  return Object.assign(run, { close: () => session.close() });
 }
 
 /** Figures a search can rank by; each is better when higher (a drawdown is <= 0). */

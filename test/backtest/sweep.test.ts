@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, renderHtml, reportJson, runBacktest } from '../../src/backtest/index.ts';
-import { runSweep } from '../../src/backtest/sweep.ts';
+import { SweepSession, runSweep } from '../../src/backtest/sweep.ts';
+import { sweepRunner } from '../../src/research/index.ts';
 import { HistoryTables, SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -115,6 +116,89 @@ describe('sweeps on worker threads', () => {
       'Expected `workers` to be an integer from 1 to 64, got `0`',
     );
   });
+});
+
+describe('sweeps one after another, as a search runs them', () => {
+  const threadLogger = new URL('../fixtures/backtest/thread-logger.ts', import.meta.url).pathname;
+  const workerThreads = (lines: string[]) =>
+    new Set(
+      lines
+        .map((l) => JSON.parse(l) as { msg: string; threadId?: number })
+        .filter((l) => l.msg === 'ran on' && l.threadId !== 0)
+        .map((l) => l.threadId),
+    );
+
+  it('read a range once for every call of the runner, and again for another range', async () => {
+    const db = buildCache();
+    const reads = vi.spyOn(HistoryTables.prototype, 'moments');
+    const run = sweepRunner({ db, file, settings: { indexes: ['x', 'y'] }, workers: 1 });
+    try {
+      const trial = (notionalUsd: number, hours = 119) => ({ params: { notionalUsd }, from: T0, to: T0 + hours * H });
+      const first = await run([trial(50), trial(100)]);
+      await run([trial(150)]);
+      expect(reads).toHaveBeenCalledTimes(1);
+      // The same figures as a sweep that read the range itself.
+      const fresh = await runSweep({ db, settings: { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H }, jobs: [50, 100].map((notionalUsd) => ({ file, params: { notionalUsd } })), workers: 1 });
+      expect(first.map((r) => r.metrics)).toEqual(fresh.map((r) => r.metrics));
+      reads.mockClear();
+      await run([trial(50, 100)]);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+      await run.close();
+    }
+  }, 120_000);
+
+  it('keep their worker threads from one call to the next, and start new ones after a failure', async () => {
+    const db = buildCache();
+    const { logger, lines } = captureLogger();
+    const run = sweepRunner({ db, file: threadLogger, settings: { indexes: ['x', 'y'] }, workers: 2, logger });
+    const trials = (n: number) => Array.from({ length: n }, (_, i) => ({ params: { run: i }, from: T0, to: T0 + 9 * H }));
+    try {
+      await run(trials(4));
+      const first = workerThreads(lines.splice(0));
+      await run(trials(4));
+      const second = workerThreads(lines.splice(0));
+      expect(first.size).toBe(1);
+      expect(second).toEqual(first);
+      // A file that fails on a worker fails that sweep; the session's next sweep runs on a new worker.
+      const session = new SweepSession({ db, workers: 2, logger });
+      try {
+        const mainOnly = new URL('../fixtures/backtest/main-thread-only.ts', import.meta.url).pathname;
+        const failed = await session
+          .run(
+            { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
+            [0, 1, 2, 3].map((r) => ({ file: mainOnly, params: { run: r } })),
+          )
+          .catch((e: unknown) => e);
+        expect((failed as { code: string }).code).toBe('STRATEGY_LOAD');
+        lines.splice(0);
+        const results = await session.run(
+          { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
+          [0, 1, 2, 3].map((r) => ({ file: threadLogger, params: { run: r } })),
+        );
+        expect(results.map((r) => r.strategy.params)).toEqual([{ run: 0 }, { run: 1 }, { run: 2 }, { run: 3 }]);
+        const after = workerThreads(lines.splice(0));
+        expect(after.size).toBe(1);
+        expect([...after][0]).not.toBe([...first][0]);
+      } finally {
+        await session.close();
+      }
+    } finally {
+      await run.close();
+    }
+  }, 180_000);
+
+  it('a session left open does not keep the process alive', () => {
+    const db = buildCache();
+    const script = new URL('../fixtures/backtest/unclosed-session.ts', import.meta.url).pathname;
+    const hooks = new URL('../../scripts/register-source-imports.mjs', import.meta.url).pathname;
+    const r = spawnSync(process.execPath, ['--import', hooks, script, db], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('4 runs');
+  }, 90_000);
 });
 
 describe('indexbot backtest sweep', () => {

@@ -17,6 +17,9 @@
  *   threads kept between trials with the range read once (a SweepSession, as optimize and
  *   walk-forward now run), against a new sweep per trial (how they ran before: threads started
  *   and the range read for every trial). Each in its own process, twice alternating, the faster.
+ * - two warm threads (code loaded and compiled, history in memory) of one process: a run's time
+ *   alone and while the other runs too, alternating, to tell what a sweep's threads lose to each
+ *   other from what they lose at their start.
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -26,9 +29,10 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import { SweepSession, runBacktest, runSweep } from '../src/backtest/index.ts';
+import { RecordedHistory, SweepSession, reportFiles, runBacktest, runSweep } from '../src/backtest/index.ts';
 import type { HistoryPoint, Rebalance } from '../src/contract/index.ts';
 import { SnapshotStore } from '../src/store/index.ts';
 import { type LoadedStrategy, defineStrategy, loadStrategy } from '../src/strategy/index.ts';
@@ -227,6 +231,54 @@ async function search(path: string, how: 'session' | 'fresh', batch: number, wor
   };
 }
 
+/**
+ * Two worker threads, each with the history of `indexes` x `years` in memory and
+ * rebalance-front-run loaded, warmed by two runs each: then three rounds of two runs on one,
+ * two on the other, and two on both at once. Milliseconds per run (its report files made, as
+ * a sweep makes them), alone and together.
+ */
+async function warmThreads(path: string, indexes: number, years: number): Promise<{ alone: number; together: number }> {
+  const threads = [0, 1].map(() => new Worker(new URL(import.meta.url), { workerData: { path, indexes, years } }));
+  const reply = <T>(w: Worker) => new Promise<T>((resolve, reject) => w.once('message', resolve).once('error', reject));
+  const runs = (w: Worker, count: number) => {
+    w.postMessage(count);
+    return reply<number[]>(w);
+  };
+  try {
+    await Promise.all(threads.map((w) => reply(w)));
+    await Promise.all(threads.map((w) => runs(w, 2)));
+    const alone: number[] = [];
+    const together: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const w of threads) alone.push(...(await runs(w, 2)));
+      together.push(...(await Promise.all(threads.map((w) => runs(w, 2)))).flat());
+    }
+    const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / list.length;
+    return { alone: mean(alone), together: mean(together) };
+  } finally {
+    await Promise.all(threads.map((w) => w.terminate()));
+  }
+}
+
+/** A thread of {@link warmThreads}: says it is ready, then runs as many backtests as each message asks and answers their times. */
+async function warmThread(o: { path: string; indexes: number; years: number }): Promise<void> {
+  const cache = SnapshotStore.open(o.path, { readonly: true });
+  const settings = { indexes: indexesOf(o.indexes), from: FROM, to: endOf(o.years), cash: 1e6 };
+  const history = new RecordedHistory(cache, 2 ** 30);
+  history.keep(settings.indexes, '1h', settings.from, settings.to);
+  const strategy = await frontRun();
+  parentPort!.on('message', async (count: number) => {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = performance.now();
+      reportFiles(await runBacktest({ ...settings, cache, history, strategy }));
+      times.push(performance.now() - t);
+    }
+    parentPort!.postMessage(times);
+  });
+  parentPort!.postMessage('ready');
+}
+
 const CHILD_ARGS = ['--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
@@ -323,19 +375,27 @@ export async function run(): Promise<void> {
       );
       if (!same) process.exitCode = 1;
     }
+    {
+      const w = child<{ alone: number; together: number }>(['--warm', path, '10', '1']);
+      console.log(
+        `  two warm threads of one process (rebalance-front-run, 10x1, code compiled, history in memory): a run ${w.alone.toFixed(0)} ms alone, ${w.together.toFixed(0)} ms while the other thread runs one too (x${(w.together / w.alone).toFixed(2)}); a sweep's threads lose the rest at their start`,
+      );
+    }
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (!isMainThread) await warmThread(workerData as { path: string; indexes: number; years: number });
+else if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, path, ...rest] = process.argv.slice(2);
   if (mode === '--build') {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
   else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1), Number(rest[3] ?? 0), Number(rest[4] ?? 16))));
+  else if (mode === '--warm') console.log(JSON.stringify(await warmThreads(path!, Number(rest[0]), Number(rest[1]))));
   else if (mode === '--search') console.log(JSON.stringify(await search(path!, rest[0] as 'session' | 'fresh', Number(rest[1]), Number(rest[2]), Number(rest[3]), Number(rest[4]))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));
   else await run();

@@ -61,7 +61,8 @@ const TEN = 10n;
 /**
  * The quantity `notionalUsd` buys at `price` (both positive), rounded down: the exact
  * quotient cut at QUANTITY_DP places, as one integer division (big.js divides digit by
- * digit: about 50 µs, a third of the paper broker's time per fill).
+ * digit: about 50 µs, a third of the paper broker's time per fill), then down to the first
+ * quantity a number holds exactly ({@link numberExact}).
  */
 export function quantityFor(notionalUsd: Decimal, price: Decimal): Decimal {
   const n = scaled(notionalUsd);
@@ -70,7 +71,34 @@ export function quantityFor(notionalUsd: Decimal, price: Decimal): Decimal {
   const units = (n.units * TEN ** BigInt(p.places + QUANTITY_DP)) / (p.units * TEN ** BigInt(n.places));
   const digits = units.toString().padStart(QUANTITY_DP + 1, '0');
   const point = digits.length - QUANTITY_DP;
-  return D(`${digits.slice(0, point)}.${digits.slice(point)}`);
+  return numberExact(D(`${digits.slice(0, point)}.${digits.slice(point)}`));
+}
+
+const float = new Float64Array(1);
+const floatBits = new BigInt64Array(float.buffer);
+
+/** The positive double next below `x`. */
+function below(x: number): number {
+  float[0] = x;
+  floatBits[0]! -= 1n;
+  return float[0]!;
+}
+
+/**
+ * The largest quantity up to `q` (a positive one at QUANTITY_DP places) that a number holds
+ * exactly: its shortest form. A fill's `quantity`, a number, then sells exactly what the fill
+ * bought. Past 16 significant digits (above about 4,096 units) a number cannot hold every
+ * quantity the ledger can, and a strategy that bought twice and sold each fill's quantity
+ * sold a few 1e-12 more or less than it bought: the last sale was refused, or left dust.
+ * Where doubles are coarser than the ledger's unit any double's shortest form is at most
+ * QUANTITY_DP places; below that, one or two steps down find one.
+ */
+export function numberExact(q: Decimal): Decimal {
+  for (let x = toNumber(q), step = 0; step < 4 && x > 0; step++, x = below(x)) {
+    const d = decimal(x);
+    if (d.lte(q) && d.eq(d.round(QUANTITY_DP, Big.roundDown))) return d;
+  }
+  return q;
 }
 
 // One basis point: multiplying by it is exact, where a division by 10,000 would run to D's 60 places.

@@ -80,6 +80,27 @@ describe('PaperBroker', () => {
     expect(positions.get('token:CHEAP')!.quantity.toString()).toBe('0');
   });
 
+  it("sells exactly what a fill bought when given the fill's quantity, with another fill of the token held", async () => {
+    // Two plans buy the same token by notional, then each sells its own fill's quantity. The
+    // quantities have 16-17 significant digits: as numbers they rounded, and the second sale
+    // was refused (a few 1e-12 more than was left) or left that much behind.
+    for (const [price, first, second] of [
+      [0.082396, 1795.05, 851.37],
+      [0.0262, 3534.32, 174.93],
+      [0.031191, 4397.98, 256.72],
+    ] as const) {
+      const { b, positions } = broker({ T: price }, 10_000, { feeBps: 10, slippageBps: 0 });
+      const bought = [await b.buy({ instrument: token('T'), notionalUsd: first }), await b.buy({ instrument: token('T'), notionalUsd: second })];
+      const sold = [];
+      for (const r of bought) {
+        if (r.status !== 'filled') throw new Error(r.reason);
+        sold.push(await b.sell({ instrument: token('T'), quantity: r.fill.quantity }));
+      }
+      expect(sold.map((r) => r.status)).toEqual(['filled', 'filled']);
+      expect(positions.get('token:T')!.quantity.toString()).toBe('0');
+    }
+  });
+
   it('rejects, with a reason and without clipping, what it cannot fill in full', async () => {
     const { b, cash, positions, fills, rejects } = broker({ SOL: 100 });
     const tooBig = await b.buy({ instrument: token('SOL'), quantity: 10 });

@@ -43,7 +43,15 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
     const prop = properties[key];
     if (!prop) throw new ConfigError(`${file}: ${key}: not a param of ${strategy.name} (its params: ${Object.keys(properties).join(', ') || 'none'})`);
     const choice = choiceSpec.safeParse(spec);
-    if (choice.success) return { key, kind: 'choice', values: choice.data.values };
+    const field = strategy.params instanceof z.ZodObject ? (strategy.params.shape as Record<string, z.ZodType>)[key] : undefined;
+    const check = (value: unknown, what: string) => {
+      const r = field?.safeParse(value);
+      if (r && !r.success) throw new ConfigError(`${file}: ${key}: ${what} is not a value ${strategy.name} accepts: ${r.error.issues[0]?.message ?? r.error.message}`);
+    };
+    if (choice.success) {
+      for (const value of choice.data.values) check(value, `value ${JSON.stringify(value)}`);
+      return { key, kind: 'choice', values: choice.data.values };
+    }
     const pair = pairSpec.safeParse(spec);
     const range = pair.success ? { min: pair.data[0], max: pair.data[1] } : rangeSpec.safeParse(spec).data;
     if (!range) throw new ConfigError(`${file}: ${key}: expected [min, max], {min, max, log?, int?} or {values: [...]}, got ${JSON.stringify(spec)}`);
@@ -52,13 +60,28 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
     const log = ('log' in range && range.log) ?? false;
     if (!(Number.isFinite(min) && Number.isFinite(max) && min < max)) throw new ConfigError(`${file}: ${key}: expected min < max, got ${min} .. ${max}`);
     if (log && min <= 0) throw new ConfigError(`${file}: ${key}: a log range needs min > 0, got ${min}`);
-    const lo = prop.minimum ?? prop.exclusiveMinimum;
-    const hi = prop.maximum ?? prop.exclusiveMaximum;
-    if ((lo !== undefined && (min < lo || (prop.exclusiveMinimum !== undefined && min <= lo))) || (hi !== undefined && (max > hi || (prop.exclusiveMaximum !== undefined && max >= hi)))) {
-      throw new ConfigError(`${file}: ${key}: ${min} .. ${max} is outside what ${strategy.name} accepts (${lo ?? '-inf'} .. ${hi ?? 'inf'})`);
+    // Sampled values are clamped to the bounds: a fractional bound would be sampled as it is.
+    if (int && !(Number.isInteger(min) && Number.isInteger(max))) throw new ConfigError(`${file}: ${key}: a range of whole numbers needs whole-number bounds, got ${min} .. ${max}`);
+    const below = (prop.minimum !== undefined && min < prop.minimum) || (prop.exclusiveMinimum !== undefined && min <= prop.exclusiveMinimum);
+    const above = (prop.maximum !== undefined && max > prop.maximum) || (prop.exclusiveMaximum !== undefined && max >= prop.exclusiveMaximum);
+    if (below || above) throw new ConfigError(`${file}: ${key}: ${min} .. ${max} is outside what ${strategy.name} accepts (${accepted(prop)})`);
+    // What the bounds above do not say (a refinement, say): each end passes the param's own schema.
+    for (const [end, value] of [
+      ['min', min],
+      ['max', max],
+    ] as const) {
+      check(value, `${end} ${value}`);
     }
     return { key, kind: 'range', min, max, int, log };
   });
+}
+
+/** The bounds a param's schema sets, as a person reads them; zod's integer limits (the safe integers) say nothing. */
+function accepted(prop: SchemaProperty): string {
+  const lo = prop.exclusiveMinimum !== undefined ? `> ${prop.exclusiveMinimum}` : prop.minimum !== undefined && prop.minimum > Number.MIN_SAFE_INTEGER ? `>= ${prop.minimum}` : undefined;
+  const hi = prop.exclusiveMaximum !== undefined ? `< ${prop.exclusiveMaximum}` : prop.maximum !== undefined && prop.maximum < Number.MAX_SAFE_INTEGER ? `<= ${prop.maximum}` : undefined;
+  if (lo?.startsWith('>=') && hi?.startsWith('<=')) return `${prop.minimum} .. ${prop.maximum}`;
+  return [lo, hi].filter(Boolean).join(' and ');
 }
 
 /** Each whole number owns an equal slice of the unit interval (of its log, for a log range). */

@@ -36,6 +36,20 @@ describe('search space', () => {
     expect(bad({ hours: [5, 5] })).toThrow(/hours: expected min < max, got 5 \.\. 5$/);
     expect(bad({ ratio: { min: 0, max: 1, log: true } })).toThrow(/a log range needs min > 0/);
     expect(bad({ hours: 'x' })).toThrow(ConfigError);
+    // A whole-number param with a fractional bound was sampled at that bound, and failed its trial mid-search.
+    expect(bad({ hours: [1.5, 3] })).toThrow(/space\.json: hours: a range of whole numbers needs whole-number bounds, got 1\.5 \.\. 3$/);
+    expect(bad({ ratio: { min: 0.5, max: 1, int: true } })).toThrow(/ratio: a range of whole numbers needs whole-number bounds, got 0\.5 \.\. 1$/);
+    // Each choice passes the param's schema before any trial runs, and the error names the space file.
+    expect(bad({ mode: { values: ['a', 'c'] } })).toThrow(/space\.json: mode: value "c" is not a value spaced accepts: /);
+    expect(bad({ hours: { values: ['6'] } })).toThrow(/space\.json: hours: value "6" is not a value spaced accepts: .*expected number/);
+  });
+
+  it('says what the schema accepts as it reads: an exclusive bound as one, the integer limits of zod not at all', () => {
+    const positive = defineStrategy({ name: 'positive', params: z.object({ n: z.number().int().positive().default(1), x: z.number().gt(0).lte(2).default(1) }), on: {} });
+    const bad = (space: unknown) => () => readSpace(spaceFile(space), positive);
+    expect(bad({ n: [0, 5] })).toThrow(/n: 0 \.\. 5 is outside what positive accepts \(> 0\)$/);
+    expect(bad({ x: [0, 1] })).toThrow(/x: 0 \.\. 1 is outside what positive accepts \(> 0 and <= 2\)$/);
+    expect(readSpace(spaceFile({ n: [1, 5], x: [0.5, 2] }), positive).map((d) => d.key)).toEqual(['n', 'x']);
   });
 
   it('maps the unit interval onto values: equal slices per whole number, log ranges by their log', () => {

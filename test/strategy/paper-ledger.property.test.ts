@@ -126,6 +126,10 @@ describe('paper ledger (property)', () => {
           if (r.status === 'filled') fills.push(r.fill.quantity);
         }
         fc.pre(fills.length >= 2);
+        // A fill below the spacing of numbers at the position's size cannot be told from the
+        // position by a number: selling the number the position reads as sells all of it.
+        const total = fills.reduce((a, b) => a + b, 0);
+        fc.pre(fills.every((q) => q > total * 2 ** -50));
         const sells = fills.map((q, i) => ({ q, key: order(i) })).sort((x, y) => x.key - y.key);
         for (const { q } of sells) expect(await b.sell({ instrument: token(0), quantity: q })).toMatchObject({ status: 'filled' });
         expect(memory.positions()).toEqual([]);

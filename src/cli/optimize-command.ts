@@ -59,103 +59,109 @@ export function registerOptimizeCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: OptimizeFlags) => {
-    const config = loadConfig(flags, process.env, { server: false, services: false });
-    const logger = loggerFor(config);
-    const loaded = await resolveStrategy(flags.strategy, config, logger);
-    const space = readSpace(flags.space, loaded.strategy);
-    const configParams = config.strategies.params[loaded.strategy.name] ?? {};
-    const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
-    const base = { ...configParams, ...givenParams };
-    // The fixed params, with the middle of the space, pass the schema before any replay.
-    withParamsFrom(
-      loaded.strategy,
-      loaded.file,
-      { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) },
-      paramsSource({ params: { set: givenParams, index: 0, total: 1 }, config: configParams }),
+    // Listening from the start: a Ctrl-C while the strategy loads or the cache opens is said too, not left to end the process.
+    let study: string | undefined;
+    const stopListening = exitOnInterrupt(() =>
+      study === undefined
+        ? 'optimize interrupted before its first trial; nothing was kept'
+        : `optimize interrupted: ${readTrials(study).length} of ${flags.trials} trials kept in ${join(study, 'trials.jsonl')}; run the same command again to go on from there`,
     );
-    const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
-      const identity = {
-        strategy: loaded.strategy.name,
-        sourceHash: strategySourceHash(loaded.file),
-        space,
-        base,
-        metric: flags.metric,
-        sampler: flags.sampler,
-        seed: flags.seed,
-        startup: flags.startup,
-        batch: flags.batch,
-        range: { from, to, indexes: settings.indexes, interval: settings.interval, cash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
-      };
-      const dir = prepareOutputDirectory(flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`), flags.out === undefined ? undefined : '--out');
-      let resumed: number | undefined;
-      const stopListening = exitOnInterrupt(
-        () => `optimize interrupted: ${readTrials(dir).length} of ${flags.trials} trials kept in ${join(dir, 'trials.jsonl')}; run the same command again to go on from there`,
+      const config = loadConfig(flags, process.env, { server: false, services: false });
+      const logger = loggerFor(config);
+      const loaded = await resolveStrategy(flags.strategy, config, logger);
+      const space = readSpace(flags.space, loaded.strategy);
+      const configParams = config.strategies.params[loaded.strategy.name] ?? {};
+      const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
+      const base = { ...configParams, ...givenParams };
+      // The fixed params, with the middle of the space, pass the schema before any replay.
+      withParamsFrom(
+        loaded.strategy,
+        loaded.file,
+        { ...base, ...Object.fromEntries(space.map((d) => [d.key, decode(d, 0.5)])) },
+        paramsSource({ params: { set: givenParams, index: 0, total: 1 }, config: configParams }),
       );
-      const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
-      const trials = await optimize({
-        dir,
-        identity,
-        space,
-        base,
-        trials: flags.trials,
-        metric: flags.metric,
-        sampler: flags.sampler,
-        seed: flags.seed,
-        startup: flags.startup,
-        from,
-        to,
-        batch: flags.batch,
-        run: runner,
-        onTrial: (t, done) => {
-          resumed ??= done - 1;
-          logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
-        },
-      }).finally(() => {
-        stopListening();
-        return runner.close();
-      });
-      const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
-      writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
-      const best = ranked(trials);
-      const failing = trials.filter((t) => (t.failedEvents ?? 0) > 0);
-      const reportFailures = () =>
-        failOnHandlerErrors(
-          `${failing.length} of ${trials.length} trials`,
-          failing.reduce((n, t) => n + (t.failedEvents ?? 0), 0),
-          `trial ${failing[0]?.n} with ${JSON.stringify(failing[0]?.params)}; such trials rank last; \`indexbot backtest\` of one names the error`,
-          flags.allowFailures,
+      const cache = SnapshotStore.open(config.db, { readonly: true });
+      try {
+        const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
+        const identity = {
+          strategy: loaded.strategy.name,
+          sourceHash: strategySourceHash(loaded.file),
+          space,
+          base,
+          metric: flags.metric,
+          sampler: flags.sampler,
+          seed: flags.seed,
+          startup: flags.startup,
+          batch: flags.batch,
+          range: { from, to, indexes: settings.indexes, interval: settings.interval, cash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
+        };
+        const dir = prepareOutputDirectory(flags.out ?? join('data', 'optimize', `opt_${stableHash(identity).slice(0, 12)}`), flags.out === undefined ? undefined : '--out');
+        let resumed: number | undefined;
+        study = dir;
+        const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
+        const trials = await optimize({
+          dir,
+          identity,
+          space,
+          base,
+          trials: flags.trials,
+          metric: flags.metric,
+          sampler: flags.sampler,
+          seed: flags.seed,
+          startup: flags.startup,
+          from,
+          to,
+          batch: flags.batch,
+          run: runner,
+          onTrial: (t, done) => {
+            resumed ??= done - 1;
+            logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
+          },
+        }).finally(() => runner.close());
+        const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
+        writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
+        const best = ranked(trials);
+        const failing = trials.filter((t) => (t.failedEvents ?? 0) > 0);
+        const reportFailures = () =>
+          failOnHandlerErrors(
+            `${failing.length} of ${trials.length} trials`,
+            failing.reduce((n, t) => n + (t.failedEvents ?? 0), 0),
+            `trial ${failing[0]?.n} with ${JSON.stringify(failing[0]?.params)}; such trials rank last; \`indexbot backtest\` of one names the error`,
+            flags.allowFailures,
+          );
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(best, null, 1)}\n`);
+          reportFailures();
+          return;
+        }
+        const keys = space.map((d) => d.key);
+        const rows = best
+          .slice(0, flags.top)
+          .map((t, i) => [
+            String(i + 1),
+            String(t.n),
+            ...keys.map((k) => shortValue(t.params[k])),
+            fixed(t.score, 4),
+            pct(t.metrics.totalReturn),
+            fixed(t.metrics.sharpe),
+            pct(t.metrics.maxDrawdown),
+            String(t.metrics.trades),
+          ]);
+        const fresh = trials.length - (resumed ?? trials.length);
+        process.stdout.write(
+          `${[
+            `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study)`,
+            formatTable([['rank', 'trial', ...keys, `score (${flags.metric})`, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
+            `study: ${dir} (trials.jsonl, optimize.html)`,
+          ].join('\n')}\n`,
         );
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify(best, null, 1)}\n`);
         reportFailures();
-        return;
+      } finally {
+        cache.close();
       }
-      const keys = space.map((d) => d.key);
-      const rows = best
-        .slice(0, flags.top)
-        .map((t, i) => [
-          String(i + 1),
-          String(t.n),
-          ...keys.map((k) => shortValue(t.params[k])),
-          fixed(t.score, 4),
-          pct(t.metrics.totalReturn),
-          fixed(t.metrics.sharpe),
-          pct(t.metrics.maxDrawdown),
-          String(t.metrics.trades),
-        ]);
-      const fresh = trials.length - (resumed ?? trials.length);
-      process.stdout.write(
-        `${[
-          `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study)`,
-          formatTable([['rank', 'trial', ...keys, `score (${flags.metric})`, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
-          `study: ${dir} (trials.jsonl, optimize.html)`,
-        ].join('\n')}\n`,
-      );
-      reportFailures();
     } finally {
-      cache.close();
+      stopListening();
     }
   });
 }

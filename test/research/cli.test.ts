@@ -108,6 +108,25 @@ describe('research commands', () => {
     expect(short.status).toBe(78);
     expect(short.stderr).toBe('indexbot: the range holds 4.96 d of history, less than --train 30 d + --test 10 d; backfill more or shorten the windows [CONFIG_INVALID]\n');
   }, 120_000);
+  it('optimize stopped by Ctrl-C while its strategy still loads says that nothing was kept, exit 75', async () => {
+    const dir = dirname(db);
+    const space = join(dir, 'slow-space.json');
+    writeFileSync(space, JSON.stringify({ holdHours: [1, 96] }));
+    const strategy = new URL('../fixtures/backtest/slow-to-load.ts', import.meta.url).pathname;
+    const args = ['optimize', '--strategy', strategy, '--indexes', 'x', '--space', space, '--trials', '5', '--out', join(dir, 'opt-slow')];
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let sent = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!sent && stderr.includes('slow-to-load: importing')) sent = child.kill('SIGINT');
+    });
+    const [status, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
+    expect(signal).toBeNull();
+    expect(status).toBe(75);
+    expect(stderr.trim().split('\n').at(-1)).toBe('indexbot: optimize interrupted before its first trial; nothing was kept [INTERRUPTED]');
+  }, 60_000);
+
   it('optimize stopped by Ctrl-C says how many trials the study kept and how to go on, exit 75; the same command goes on from there', async () => {
     const dir = dirname(db);
     const space = join(dir, 'interrupt-space.json');

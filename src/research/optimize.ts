@@ -74,7 +74,7 @@ export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
   const studyFile = join(o.dir, 'study.json');
   const identity = `${JSON.stringify(o.identity, null, 1)}\n`;
   if (existsSync(studyFile) && readFileSync(studyFile, 'utf8') !== identity) {
-    throw new ConfigError(`${o.dir} holds another search (different strategy, space, range, metric, sampler or seed); give another --out`);
+    throw new ConfigError(`${o.dir} holds another search (different strategy, space, fixed params, range, metric, sampler, seed or batch size); give another --out`);
   }
   writeFileSync(studyFile, identity);
   const done = readTrials(o.dir);

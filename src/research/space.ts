@@ -64,7 +64,7 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
     if (int && !(Number.isInteger(min) && Number.isInteger(max))) throw new ConfigError(`${file}: ${key}: a range of whole numbers needs whole-number bounds, got ${min} .. ${max}`);
     const below = (prop.minimum !== undefined && min < prop.minimum) || (prop.exclusiveMinimum !== undefined && min <= prop.exclusiveMinimum);
     const above = (prop.maximum !== undefined && max > prop.maximum) || (prop.exclusiveMaximum !== undefined && max >= prop.exclusiveMaximum);
-    if (below || above) throw new ConfigError(`${file}: ${key}: ${min} .. ${max} is outside what ${strategy.name} accepts (${accepted(prop)})`);
+    if (below || above) throw new ConfigError(`${file}: ${key}: ${min} .. ${max} is outside what ${strategy.name} accepts (${accepted(prop, min, max)})`);
     // What the bounds above do not say (a refinement, say): each end passes the param's own schema.
     for (const [end, value] of [
       ['min', min],
@@ -76,10 +76,20 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
   });
 }
 
-/** The bounds a param's schema sets, as a person reads them; zod's integer limits (the safe integers) say nothing. */
-function accepted(prop: SchemaProperty): string {
-  const lo = prop.exclusiveMinimum !== undefined ? `> ${prop.exclusiveMinimum}` : prop.minimum !== undefined && prop.minimum > Number.MIN_SAFE_INTEGER ? `>= ${prop.minimum}` : undefined;
-  const hi = prop.exclusiveMaximum !== undefined ? `< ${prop.exclusiveMaximum}` : prop.maximum !== undefined && prop.maximum < Number.MAX_SAFE_INTEGER ? `<= ${prop.maximum}` : undefined;
+/** The bounds a param's schema sets, as a person reads them; zod's integer limits (the safe integers) only where the range passed them. */
+function accepted(prop: SchemaProperty, min: number, max: number): string {
+  const lo =
+    prop.exclusiveMinimum !== undefined
+      ? `> ${prop.exclusiveMinimum}`
+      : prop.minimum !== undefined && (prop.minimum > Number.MIN_SAFE_INTEGER || min < prop.minimum)
+        ? `>= ${prop.minimum}`
+        : undefined;
+  const hi =
+    prop.exclusiveMaximum !== undefined
+      ? `< ${prop.exclusiveMaximum}`
+      : prop.maximum !== undefined && (prop.maximum < Number.MAX_SAFE_INTEGER || max > prop.maximum)
+        ? `<= ${prop.maximum}`
+        : undefined;
   if (lo?.startsWith('>=') && hi?.startsWith('<=')) return `${prop.minimum} .. ${prop.maximum}`;
   return [lo, hi].filter(Boolean).join(' and ');
 }

@@ -49,6 +49,8 @@ describe('search space', () => {
     const bad = (space: unknown) => () => readSpace(spaceFile(space), positive);
     expect(bad({ n: [0, 5] })).toThrow(/n: 0 \.\. 5 is outside what positive accepts \(> 0\)$/);
     expect(bad({ x: [0, 1] })).toThrow(/x: 0 \.\. 1 is outside what positive accepts \(> 0 and <= 2\)$/);
+    // Past the safe integers, the limit passed is named.
+    expect(bad({ n: [1, 2 ** 53] })).toThrow(/n: 1 \.\. 9007199254740992 is outside what positive accepts \(> 0 and <= 9007199254740991\)$/);
     expect(readSpace(spaceFile({ n: [1, 5], x: [0.5, 2] }), positive).map((d) => d.key)).toEqual(['n', 'x']);
   });
 

@@ -214,7 +214,8 @@ async function sweep(path: string, workers: number, indexes: number, years: numb
 async function search(path: string, how: 'session' | 'fresh', batch: number, workers: number, indexes: number, years: number): Promise<{ seconds: number; metrics: string }> {
   const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
   const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
-  const batches = Array.from({ length: 16 / batch }, (_, b) => Array.from({ length: batch }, (_, i) => ({ file, params: { holdHours: 6 + 6 * (b * batch + i) } })));
+  const jobs = Array.from({ length: 16 }, (_, i) => ({ file, params: { holdHours: 6 + 6 * i } }));
+  const batches = Array.from({ length: Math.ceil(16 / batch) }, (_, b) => jobs.slice(b * batch, b * batch + batch));
   const t = performance.now();
   const results = [];
   const session = new SweepSession({ db: path, workers });
@@ -364,7 +365,7 @@ export async function run(): Promise<void> {
     }
     for (const [batch, threads] of [
       [1, 1],
-      [workers, workers],
+      [Math.min(workers, 16), Math.min(workers, 16)],
     ] as const) {
       const args = (how: string) => ['--search', path, how, String(batch), String(threads), '10', '1'];
       const runs = [1, 2].flatMap(() => [child<{ seconds: number; metrics: string }>(args('fresh')), child<{ seconds: number; metrics: string }>(args('session'))]);

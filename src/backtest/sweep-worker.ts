@@ -1,7 +1,7 @@
 /** A sweep's worker thread: takes jobs from the counter it shares with the other threads, runs them one at a time, and sends each result back. */
 import { parentPort } from 'node:worker_threads';
 import { IndexbotError, type Logger } from '../core/index.ts';
-import { type LogLine, type SweepWork, SweepThread, type WorkerReply } from './sweep.ts';
+import { type LogLine, SweepThread, type WorkerMessage, type WorkerReply } from './sweep.ts';
 
 /** Each line goes to the sweep's logger on the main thread, as plain data (what a message can carry). */
 function forwardingLogger(bindings: Record<string, unknown>): Logger {
@@ -26,7 +26,13 @@ function plainData(obj: object): object {
 /** The thread of the history the last sweep replayed: the next sweep of the session mostly replays it again. */
 let current: { id: number; thread: SweepThread } | undefined;
 
-parentPort!.on('message', async (work: SweepWork) => {
+parentPort!.on('message', async (message: WorkerMessage) => {
+  if ('forget' in message) {
+    current?.thread.close();
+    current = undefined;
+    return;
+  }
+  const work = message;
   if (current?.id !== work.history.id) {
     current?.thread.close();
     current = { id: work.history.id, thread: new SweepThread(work.db, work.history.data!) };

@@ -130,6 +130,7 @@ export class SweepSession {
   private history: { key: string; id: number; shared: SharedHistory; thread: SweepThread } | undefined;
   private histories = 0;
   private busy = false;
+  private closed = false;
 
   constructor(private readonly o: Pick<SweepOptions, 'db' | 'workers' | 'logger'>) {
     if (o.workers !== undefined && (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > MAX_WORKERS)) {
@@ -141,12 +142,14 @@ export class SweepSession {
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report'; onRun?: SweepOptions['onRun'] }): Promise<ReportFiles[]>;
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<(BacktestResult | ReportFiles)[]>;
   async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] } = {}): Promise<(BacktestResult | ReportFiles)[]> {
+    if (this.closed) throw new Error('this SweepSession is closed');
     if (this.busy) throw new Error('a SweepSession runs one sweep at a time');
     this.busy = true;
     try {
       return await this.sweep(settings, jobs, o.output ?? 'result', o.onRun);
     } finally {
       this.busy = false;
+      if (this.closed) this.releaseHistory();
     }
   }
 
@@ -202,8 +205,9 @@ export class SweepSession {
   /** The history of `range`, read now unless the last sweep read it. */
   private historyFor(range: SweepHistory): NonNullable<SweepSession['history']> {
     if (this.history && range.key !== undefined && this.history.key === range.key) return this.history;
-    this.history?.thread.close();
-    this.history = undefined;
+    this.releaseHistory();
+    // Every thread lets the last range go before this one is read: never two in memory at once.
+    for (const w of this.workers) w.forget();
     const shared = range.read();
     const history = { key: range.key ?? '', id: ++this.histories, shared, thread: new SweepThread(this.o.db, shared) };
     // A range that could not be read is not kept: the runs meet what failed themselves, each time.
@@ -215,10 +219,18 @@ export class SweepSession {
     await Promise.all(this.workers.splice(0).map((w) => w.close()));
   }
 
-  /** Ends the worker threads and closes the cache; the session runs no sweep after. */
-  async close(): Promise<void> {
+  private releaseHistory(): void {
     this.history?.thread.close();
     this.history = undefined;
+  }
+
+  /**
+   * Ends the worker threads and closes the cache; the session runs no sweep after. A sweep
+   * still running fails: its workers' runs stop, the run on this thread ends first.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (!this.busy) this.releaseHistory();
     await this.stopWorkers();
   }
 }
@@ -305,6 +317,9 @@ export interface SweepWork {
   history: { id: number; data?: SharedHistory };
 }
 
+/** What a worker is sent: a sweep's work, or word to let its history go. */
+export type WorkerMessage = SweepWork | { forget: true };
+
 /** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -344,6 +359,8 @@ interface WorkerRun {
 /** A worker thread of a session, kept between sweeps. */
 interface PooledWorker {
   run(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void): WorkerRun;
+  /** Lets the history it holds go (the next sweep sends its own). */
+  forget(): void;
   close(): Promise<void>;
   /** False once it exited or failed: it takes no more sweeps. */
   readonly alive: boolean;
@@ -397,19 +414,20 @@ function startWorker(logger: Logger): PooledWorker {
         run.failedOnce = resolve;
       });
       current = run;
-      if (dead) {
-        lost(dead);
-        return { done, failedOnce };
-      }
       worker.ref();
       // The history's data crosses only to a worker that does not hold it yet.
-      worker.postMessage(historyId === work.history.id ? { ...work, history: { id: work.history.id } } : work);
+      worker.postMessage((historyId === work.history.id ? { ...work, history: { id: work.history.id } } : work) satisfies WorkerMessage);
       historyId = work.history.id;
       return { done, failedOnce };
     },
+    forget() {
+      if (historyId === undefined || dead) return;
+      historyId = undefined;
+      worker.postMessage({ forget: true } satisfies WorkerMessage);
+    },
     async close(): Promise<void> {
-      current = undefined;
-      dead ??= new Error('closed');
+      // A run still going fails now: nothing else would settle it once the worker is gone.
+      lost(new Error('the sweep was stopped before its runs finished'));
       await worker.terminate();
     },
     get alive() {

@@ -4,4 +4,4 @@ export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLogg
 export { describeIssues, plainText } from './text.ts';
 export { secretValues, withoutSecrets } from './secrets.ts';
 export { mulberry32 } from './random.ts';
-export { type Decimal, ZERO, USD_DP, QUANTITY_DP, decimal, usd, quantity, quantityFor, numberExact, bpsFactor, usdShare, valueAt, toNumber, toText } from './money.ts';
+export { type Decimal, ZERO, USD_DP, QUANTITY_DP, decimal, usd, quantity, quantityFor, bpsFactor, usdShare, valueAt, toNumber, toText } from './money.ts';

@@ -86,15 +86,16 @@ function below(x: number): number {
 
 /**
  * The largest quantity up to `q` (a positive one at QUANTITY_DP places) that a number holds
- * exactly: its shortest form. A fill's `quantity`, a number, then sells exactly what the fill
- * bought. Past 16 significant digits (above about 4,096 units) a number cannot hold every
+ * exactly: its shortest form. A fill's `quantity`, a number, then sells exactly what a fill
+ * sized by notional bought (a quantity given as a number is one already). Past 16 significant digits (above about 4,096 units) a number cannot hold every
  * quantity the ledger can, and a strategy that bought twice and sold each fill's quantity
  * sold a few 1e-12 more or less than it bought: the last sale was refused, or left dust.
  * Where doubles are coarser than the ledger's unit any double's shortest form is at most
  * QUANTITY_DP places; below that, one or two steps down find one.
  */
-export function numberExact(q: Decimal): Decimal {
-  for (let x = toNumber(q), step = 0; step < 4 && x > 0; step++, x = below(x)) {
+function numberExact(q: Decimal): Decimal {
+  // Past the largest number (a notional at a price near zero) no number holds it: kept as it is.
+  for (let x = toNumber(q), step = 0; step < 4 && x > 0 && Number.isFinite(x); step++, x = below(x)) {
     const d = decimal(x);
     if (d.lte(q) && d.eq(d.round(QUANTITY_DP, Big.roundDown))) return d;
   }

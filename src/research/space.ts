@@ -43,10 +43,15 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
     const prop = properties[key];
     if (!prop) throw new ConfigError(`${file}: ${key}: not a param of ${strategy.name} (its params: ${Object.keys(properties).join(', ') || 'none'})`);
     const choice = choiceSpec.safeParse(spec);
-    const field = strategy.params instanceof z.ZodObject ? (strategy.params.shape as Record<string, z.ZodType>)[key] : undefined;
+    // The param's own schema, found as withParams finds the keys: a schema with a shape.
+    const shape = (strategy.params as { shape?: Record<string, z.ZodType> } | undefined)?.shape;
+    const field = typeof shape === 'object' && shape !== null ? shape[key] : undefined;
     const check = (value: unknown, what: string) => {
       const r = field?.safeParse(value);
-      if (r && !r.success) throw new ConfigError(`${file}: ${key}: ${what} is not a value ${strategy.name} accepts: ${r.error.issues[0]?.message ?? r.error.message}`);
+      if (r && !r.success) {
+        const why = r.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+        throw new ConfigError(`${file}: ${key}: ${what} is not a value ${strategy.name} accepts: ${why}`);
+      }
     };
     if (choice.success) {
       for (const value of choice.data.values) check(value, `value ${JSON.stringify(value)}`);

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, bpsFactor, decimal, numberExact, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, bpsFactor, decimal, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
 import {
   type Broker,
@@ -118,15 +118,8 @@ export class PaperBroker implements Broker {
     if (typeof asked !== 'number' || !Number.isFinite(asked) || asked <= 0) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} must be a positive number, got ${String(asked)}`);
     const price = decimal(market).times(side === 'buy' ? this.buyMove : this.sellMove);
     const held = this.book.position(key) ?? { instrument: key, quantity: ZERO, costUsd: ZERO };
-    // The number a strategy read as its position sells all of it, even where the view rounded;
-    // what a buy adds is a number's shortest form, so that its fill's `quantity` sells exactly it.
-    const quantity = !hasQty
-      ? quantityFor(decimal(asked), price)
-      : side === 'buy'
-        ? numberExact(roundQuantity(decimal(asked)))
-        : asked === toNumber(held.quantity)
-          ? held.quantity
-          : roundQuantity(decimal(asked));
+    // The number a strategy read as its position sells all of it, even where the view rounded.
+    const quantity = !hasQty ? quantityFor(decimal(asked), price) : side === 'sell' && asked === toNumber(held.quantity) ? held.quantity : roundQuantity(decimal(asked));
     if (quantity.lte(ZERO)) return reject('invalid_order', `${hasQty ? 'quantity' : 'notionalUsd'} ${asked} is less than the smallest quantity the ledger keeps`);
     const notional = valueAt(quantity, price);
     const fee = usd(notional.times(this.feeRate));

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -177,7 +177,7 @@ describe('sweeps one after another, as a search runs them', () => {
           { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
           [0, 1, 2, 3].map((r) => ({ file: threadLogger, params: { run: r } })),
         );
-        expect(results.map((r) => r.strategy.params)).toEqual([{ run: 0 }, { run: 1 }, { run: 2 }, { run: 3 }]);
+        expect(results.map((r) => (r.strategy.params as { run: number }).run)).toEqual([0, 1, 2, 3]);
         const after = workerThreads(lines.splice(0));
         expect(after.size).toBe(1);
         expect([...after][0]).not.toBe([...first][0]);
@@ -188,6 +188,52 @@ describe('sweeps one after another, as a search runs them', () => {
       await run.close();
     }
   }, 180_000);
+
+  it('a session closed during a sweep fails that sweep at once and runs none after', async () => {
+    const db = buildCache();
+    const { logger, lines } = captureLogger();
+    const session = new SweepSession({ db, workers: 2, logger });
+    const running = session.run(
+      { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
+      [0, 1, 2, 3].map((run) => ({ file: threadLogger, params: { run, workerDelayMs: 500 } })),
+    );
+    const outcome = running.then(
+      () => 'finished',
+      (e: Error) => e.message,
+    );
+    // Closed once the worker is in a run.
+    while (workerThreads(lines).size === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await session.close();
+    expect(await outcome).toBe('the sweep was stopped before its runs finished');
+    await expect(session.run({ indexes: ['x', 'y'], from: T0, to: T0 + 9 * H }, [{ file: threadLogger, params: {} }])).rejects.toThrow('this SweepSession is closed');
+  }, 60_000);
+
+  it('lets a range go on every thread before it reads the next: a worker left idle holds no older one', async () => {
+    const db = buildCache();
+    // The cache file's descriptors open in this process (a thread's read-only cache holds them).
+    const openOnCache = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === db;
+        } catch {
+          return false;
+        }
+      }).length;
+    const session = new SweepSession({ db, workers: 2 });
+    try {
+      const slowOnMain = (run: number) => ({ file: threadLogger, params: { run } });
+      await session.run({ indexes: ['x', 'y'], from: T0, to: T0 + 9 * H }, [0, 1, 2, 3].map(slowOnMain));
+      const onFirst = openOnCache();
+      // One job: this thread runs it; the idle worker was holding the first range.
+      await session.run({ indexes: ['x', 'y'], from: T0 + H, to: T0 + 9 * H }, [slowOnMain(4)]);
+      // A message to a worker is handled a moment later.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(onFirst).toBe(2);
+      expect(openOnCache()).toBe(1);
+    } finally {
+      await session.close();
+    }
+  }, 60_000);
 
   it('a session left open does not keep the process alive', () => {
     const db = buildCache();

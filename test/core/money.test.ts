@@ -32,6 +32,11 @@ describe('quantityFor', () => {
       { numRuns: 2_000 },
     );
   });
+
+  it('keeps a quantity past the largest number as it is', () => {
+    // 1e9 USD at 1e-300 USD: no number holds it, and none needs to be found.
+    expect(quantityFor(decimal(1e9), decimal('1e-300')).toFixed()).toBe(`1${'0'.repeat(309)}`);
+  });
 });
 
 describe('usdShare and bpsFactor', () => {

@@ -42,6 +42,8 @@ describe('search space', () => {
     // Each choice passes the param's schema before any trial runs, and the error names the space file.
     expect(bad({ mode: { values: ['a', 'c'] } })).toThrow(/space\.json: mode: value "c" is not a value spaced accepts: /);
     expect(bad({ hours: { values: ['6'] } })).toThrow(/space\.json: hours: value "6" is not a value spaced accepts: .*expected number/);
+    const nested = defineStrategy({ name: 'nested', params: z.object({ limits: z.object({ a: z.number() }).default({ a: 1 }) }), on: {} });
+    expect(() => readSpace(spaceFile({ limits: { values: [{ a: 2 }, { a: 'x' }] } }), nested)).toThrow(/limits: value \{"a":"x"\} is not a value nested accepts: a: .*expected number/);
   });
 
   it('says what the schema accepts as it reads: an exclusive bound as one, the integer limits of zod not at all', () => {

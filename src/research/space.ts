@@ -54,13 +54,23 @@ export function readSpace(file: string, strategy: { name: string; params?: z.Zod
       }
     };
     if (choice.success) {
-      for (const value of choice.data.values) check(value, `value ${JSON.stringify(value)}`);
+      const seen = new Set<string>();
+      for (const value of choice.data.values) {
+        const text = JSON.stringify(value);
+        // A value listed twice would be sampled twice as often, and its trials read back as the first one's.
+        if (seen.has(text)) throw new ConfigError(`${file}: ${key}: value ${text} is listed twice`);
+        seen.add(text);
+        check(value, `value ${text}`);
+      }
       return { key, kind: 'choice', values: choice.data.values };
     }
     const pair = pairSpec.safeParse(spec);
     const range = pair.success ? { min: pair.data[0], max: pair.data[1] } : rangeSpec.safeParse(spec).data;
     if (!range) throw new ConfigError(`${file}: ${key}: expected [min, max], {min, max, log?, int?} or {values: [...]}, got ${JSON.stringify(spec)}`);
     const { min, max } = range;
+    if ('int' in range && range.int === false && prop.type === 'integer') {
+      throw new ConfigError(`${file}: ${key}: ${strategy.name} takes whole numbers here, so "int": false cannot hold; drop it`);
+    }
     const int = ('int' in range && range.int) || prop.type === 'integer';
     const log = ('log' in range && range.log) ?? false;
     if (!(Number.isFinite(min) && Number.isFinite(max) && min < max)) throw new ConfigError(`${file}: ${key}: expected min < max, got ${min} .. ${max}`);

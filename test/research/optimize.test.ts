@@ -42,6 +42,10 @@ describe('search space', () => {
     // Each choice passes the param's schema before any trial runs, and the error names the space file.
     expect(bad({ mode: { values: ['a', 'c'] } })).toThrow(/space\.json: mode: value "c" is not a value spaced accepts: /);
     expect(bad({ hours: { values: ['6'] } })).toThrow(/space\.json: hours: value "6" is not a value spaced accepts: .*expected number/);
+    // A choice listed twice was sampled twice as often; "int": false on a whole-number param was sampled as whole numbers all the same.
+    expect(bad({ mode: { values: ['a', 'b', 'a'] } })).toThrow(/space\.json: mode: value "a" is listed twice$/);
+    expect(bad({ hours: { min: 1, max: 5, int: false } })).toThrow(/space\.json: hours: spaced takes whole numbers here, so "int": false cannot hold; drop it$/);
+    expect(readSpace(spaceFile({ ratio: { min: 0, max: 1, int: false } }), strategy)).toEqual([{ key: 'ratio', kind: 'range', min: 0, max: 1, int: false, log: false }]);
     const nested = defineStrategy({ name: 'nested', params: z.object({ limits: z.object({ a: z.number() }).default({ a: 1 }) }), on: {} });
     expect(() => readSpace(spaceFile({ limits: { values: [{ a: 2 }, { a: 'x' }] } }), nested)).toThrow(/limits: value \{"a":"x"\} is not a value nested accepts: a: .*expected number/);
   });

@@ -22,7 +22,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, countingInfo, UsageError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import { type LoadedStrategy, STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
@@ -224,7 +224,7 @@ export interface BacktestInputFlags {
  * --from or --to and the cache's first or last point is a gap like any other: longer than the
  * largest accepted, it stops the command unless --allow-gaps.
  */
-export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy'> & { held: TimeRange } {
+export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
   const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
   const indexes = flags.indexes ?? span.indexIds;
   if (indexes.length === 0 || span.first === null) {
@@ -278,7 +278,19 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
  */
 export function researchInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger) {
   const { held, from: _from, to: _to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
-  return { from: held.from, to: held.to, settings, logger: runLogger };
+  // Hundreds of runs: at the default level their info lines are counted, not written; --log-level debug writes them.
+  const runs = config.logLevel === 'info' ? countingInfo(runLogger) : { logger: runLogger, counted: () => 0 };
+  return {
+    from: held.from,
+    to: held.to,
+    settings,
+    logger: runs.logger,
+    /** Says how many info lines the runs logged that were not written, if any. */
+    sayUnshown(command: string): void {
+      const lines = runs.counted();
+      if (lines > 0) logger.info({ lines }, `${command}: the runs logged ${lines} info lines, not shown; --log-level debug shows them`);
+    },
+  };
 }
 
 /**

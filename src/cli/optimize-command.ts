@@ -83,7 +83,7 @@ export function registerOptimizeCommand(program: Command): void {
       );
       const cache = SnapshotStore.open(config.db, { readonly: true });
       try {
-        const { from, to, settings, logger: runLogger } = researchInputs(flags, config, cache, logger);
+        const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger);
         const identity = {
           strategy: loaded.strategy.name,
           sourceHash: strategySourceHash(loaded.file),
@@ -119,6 +119,7 @@ export function registerOptimizeCommand(program: Command): void {
             logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
           },
         }).finally(() => runner.close());
+        sayUnshown('optimize');
         const title = `optimize ${loaded.strategy.name} by ${flags.metric} (${flags.sampler}, seed ${flags.seed})`;
         writeFileSync(join(dir, 'optimize.html'), renderOptimizePage(title, flags.metric, trials));
         const best = ranked(trials);
@@ -151,7 +152,7 @@ export function registerOptimizeCommand(program: Command): void {
         const fresh = trials.length - (resumed ?? trials.length);
         process.stdout.write(
           `${[
-            `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study)`,
+            `${title}: ${trials.length} trials (${fresh} run now, ${trials.length - fresh} from the study${trials.length > flags.trials ? `, which held more than --trials ${flags.trials}: all are ranked` : ''})`,
             formatTable([['rank', 'trial', ...keys, `score (${flags.metric})`, 'return', 'Sharpe', 'max DD', 'fills'], ...rows]),
             `study: ${dir} (trials.jsonl, optimize.html)`,
           ].join('\n')}\n`,

@@ -25,6 +25,25 @@ export const silentLogger: Logger = {
   },
 };
 
+/**
+ * `logger` with its info lines counted instead of written; debug, warnings and errors pass as
+ * they were. A research command runs a backtest per trial or window, and the strategies' info
+ * lines (an order refused, on each of hundreds of runs) buried the command's own.
+ */
+export function countingInfo(logger: Logger): { logger: Logger; counted(): number } {
+  let counted = 0;
+  const wrap = (l: Logger): Logger => ({
+    debug: (obj, msg) => l.debug(obj, msg),
+    info: () => {
+      counted++;
+    },
+    warn: (obj, msg) => l.warn(obj, msg),
+    error: (obj, msg) => l.error(obj, msg),
+    child: (bindings) => wrap(l.child(bindings)),
+  });
+  return { logger: wrap(logger), counted: () => counted };
+}
+
 /** Paths pino blanks out wherever they appear in a log object. */
 export const REDACTED_PATHS = [
   'authorization',

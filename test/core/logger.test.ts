@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import axios from 'axios';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/core/index.ts';
+import { countingInfo, createLogger } from '../../src/core/index.ts';
 
 function capture() {
   const lines: string[] = [];
@@ -64,5 +64,24 @@ describe('createLogger', () => {
     const { lines, logger } = capture();
     logger.info({}, 'sindex: +\u001b[31mRED\u001b[0m 10%\nFAKE LINE \u009b2J');
     expect(JSON.parse(lines[0]!).msg).toBe('sindex: +RED 10% FAKE LINE ');
+  });
+});
+
+describe('countingInfo', () => {
+  it('counts info lines, its children’s too, and writes every other level with its bindings', () => {
+    const { lines, logger } = capture();
+    const counting = countingInfo(logger);
+    const run = counting.logger.child({ run: 2 });
+    run.info({ a: 1 }, 'order refused');
+    counting.logger.info({}, 'another');
+    run.debug({}, 'detail');
+    run.warn({ b: 2 }, 'odd');
+    run.error({}, 'broken');
+    expect(counting.counted()).toBe(2);
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; run?: number; level: number }).map((l) => [l.level, l.msg, l.run])).toEqual([
+      [20, 'detail', 2],
+      [40, 'odd', 2],
+      [50, 'broken', 2],
+    ]);
   });
 });

@@ -150,5 +150,42 @@ describe('research commands', () => {
     const again = await runCli([...args, '--trials', String(kept + 1)], env);
     expect(again.status).toBe(0);
     expect(again.stdout).toContain(`${kept + 1} trials (1 run now, ${kept} from the study)`);
+    // Asked for fewer than the study holds: every kept trial is ranked, and the line says why there are more.
+    const fewer = await runCli([...args, '--trials', '2'], env);
+    expect(fewer.status).toBe(0);
+    expect(fewer.stdout).toContain(`${kept + 1} trials (0 run now, ${kept + 1} from the study, which held more than --trials 2: all are ranked)`);
+  }, 120_000);
+
+  it("optimize and walk-forward count the runs' info lines instead of writing them, and say so; --log-level debug writes them", async () => {
+    const dir = dirname(db);
+    const space = join(dir, 'logging-space.json');
+    writeFileSync(space, JSON.stringify({ notionalUsd: [50, 500] }));
+    const grid = join(dir, 'logging-grid.json');
+    writeFileSync(grid, JSON.stringify({ notionalUsd: [50, 500] }));
+    const strategy = 'test/fixtures/backtest/logging-buyer.ts';
+    const jsonLines = (stderr: string) =>
+      stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { msg: string; lines?: number });
+    const opt = ['optimize', '--strategy', strategy, '--indexes', 'x', '--space', space, '--trials', '3', '--metric', 'totalReturn'];
+    const quiet = await runCli([...opt, '--out', join(dir, 'opt-logging')], { ...env, INDEXBOT_LOG_FORMAT: 'json' });
+    expect(quiet.status).toBe(0);
+    const lines = jsonLines(quiet.stderr);
+    expect(lines.filter((l) => l.msg === 'announced seen')).toEqual([]);
+    const note = lines.find((l) => l.msg.startsWith('optimize: the runs logged'))!;
+    expect(note.msg).toBe(`optimize: the runs logged ${note.lines} info lines, not shown; --log-level debug shows them`);
+    const loud = await runCli([...opt, '--out', join(dir, 'opt-logging-debug'), '--log-level', 'debug'], { ...env, INDEXBOT_LOG_FORMAT: 'json' });
+    expect(loud.status).toBe(0);
+    // Every line counted is the one written at debug: one per announcement seen, in each trial.
+    expect(jsonLines(loud.stderr).filter((l) => l.msg === 'announced seen').length).toBe(note.lines);
+    expect(note.lines).toBeGreaterThanOrEqual(3);
+    expect(jsonLines(loud.stderr).some((l) => l.msg.startsWith('optimize: the runs logged'))).toBe(false);
+
+    const wf = ['walk-forward', '--strategy', strategy, '--indexes', 'x', '--grid', grid, '--train', '48h', '--test', '24h', '--metric', 'totalReturn', '--out', join(dir, 'wf-logging')];
+    const walked = await runCli(wf, { ...env, INDEXBOT_LOG_FORMAT: 'json' });
+    expect(walked.status).toBe(0);
+    expect(jsonLines(walked.stderr).filter((l) => l.msg === 'announced seen')).toEqual([]);
+    expect(jsonLines(walked.stderr).map((l) => l.msg)).toContainEqual(expect.stringMatching(/^walk-forward: the runs logged \d+ info lines, not shown; --log-level debug shows them$/));
   }, 120_000);
 });

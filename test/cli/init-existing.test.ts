@@ -37,6 +37,8 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('package.json: type "module" (was "commonjs"); scripts start, test, typecheck, backtest; dependencies zod; devDependencies @types/node, typescript, vitest; engines');
+    // The next steps name each script init added: typecheck was left out.
+    expect(run.stdout).toMatch(/\nnext:\n {2}npm install\n {2}npm start +# the demo with your strategies\n {2}npm test\n {2}npm run typecheck +# tsc over your strategies and tests\n$/);
     for (const file of ['tsconfig.json', 'strategies/follow-rebalance.ts', 'test/follow-rebalance.test.ts', 'config/indexbot.json', 'deploy/indexbot.service', 'deploy/Dockerfile'])
       expect(existsSync(join(dir, file)), file).toBe(true);
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));

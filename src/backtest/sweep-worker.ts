@@ -1,7 +1,8 @@
 /** A sweep's worker thread: takes jobs from the counter it shares with the other threads, runs them one at a time, and sends each result back. */
 import { parentPort } from 'node:worker_threads';
 import { IndexbotError, type Logger } from '../core/index.ts';
-import { type LogLine, SweepThread, type WorkerMessage, type WorkerReply } from './sweep.ts';
+import type { LogLine, WorkerMessage, WorkerReply } from './sweep-pool.ts';
+import { SweepThread } from './sweep.ts';
 
 /** Each line goes to the sweep's logger on the main thread, as plain data (what a message can carry). */
 function forwardingLogger(bindings: Record<string, unknown>): Logger {

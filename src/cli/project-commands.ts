@@ -36,7 +36,9 @@ export function registerProjectCommands(program: Command): void {
         out.push(...keptConflicts(existing).map((c) => `note: ${c}`));
       }
       const cd = dir === '.' ? '' : dir;
-      process.stdout.write(`${out.join('\n')}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start            # the demo with your strategies\n  npm test\n  npm run typecheck    # tsc over your strategies and tests\n`);
+      process.stdout.write(
+        `${out.join('\n')}\nnext:\n${cd ? `  cd ${cd}\n` : ''}  npm install\n  npm start            # the demo with your strategies\n  npm test\n  npm run typecheck    # tsc over your strategies and tests\n`,
+      );
     });
 
   program

@@ -153,11 +153,13 @@ describe('sweeps one after another, as a search runs them', () => {
     const db = buildCache();
     const { logger, lines } = captureLogger();
     const run = sweepRunner({ db, file: threadLogger, settings: { indexes: ['x', 'y'] }, workers: 2, logger });
-    const trials = (n: number) => Array.from({ length: n }, (_, i) => ({ params: { run: i }, from: T0, to: T0 + 9 * H }));
+    // Each sweep's worker takes a job however long it takes to start: the main thread's runs hold until it has.
+    const met = mkdtempSync(join(tmpdir(), 'indexbot-meet-'));
+    const trials = (n: number, sweep: number) => Array.from({ length: n }, (_, i) => ({ params: { run: i, meet: join(met, String(sweep)) }, from: T0, to: T0 + 9 * H }));
     try {
-      await run(trials(4));
+      await run(trials(4, 1));
       const first = workerThreads(lines.splice(0));
-      await run(trials(4));
+      await run(trials(4, 2));
       const second = workerThreads(lines.splice(0));
       expect(first.size).toBe(1);
       expect(second).toEqual(first);
@@ -175,7 +177,7 @@ describe('sweeps one after another, as a search runs them', () => {
         lines.splice(0);
         const results = await session.run(
           { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
-          [0, 1, 2, 3].map((r) => ({ file: threadLogger, params: { run: r } })),
+          [0, 1, 2, 3].map((r) => ({ file: threadLogger, params: { run: r, meet: join(met, '3') } })),
         );
         expect(results.map((r) => (r.strategy.params as { run: number }).run)).toEqual([0, 1, 2, 3]);
         const after = workerThreads(lines.splice(0));
@@ -222,13 +224,18 @@ describe('sweeps one after another, as a search runs them', () => {
     const session = new SweepSession({ db, workers: 2 });
     try {
       const slowOnMain = (run: number) => ({ file: threadLogger, params: { run } });
-      await session.run({ indexes: ['x', 'y'], from: T0, to: T0 + 9 * H }, [0, 1, 2, 3].map(slowOnMain));
+      // The worker takes a job however long it takes to start, and so opens the cache.
+      const meet = join(mkdtempSync(join(tmpdir(), 'indexbot-meet-')), 'met');
+      await session.run(
+        { indexes: ['x', 'y'], from: T0, to: T0 + 9 * H },
+        [0, 1, 2, 3].map((run) => ({ file: threadLogger, params: { run, meet } })),
+      );
       const onFirst = openOnCache();
       // One job: this thread runs it; the idle worker was holding the first range.
       await session.run({ indexes: ['x', 'y'], from: T0 + H, to: T0 + 9 * H }, [slowOnMain(4)]);
-      // A message to a worker is handled a moment later.
-      await new Promise((resolve) => setTimeout(resolve, 200));
       expect(onFirst).toBe(2);
+      // A message to a worker is handled a moment later (longer on a busy machine); one that never comes leaves 2.
+      for (const deadline = Date.now() + 10_000; openOnCache() !== 1 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(openOnCache()).toBe(1);
     } finally {
       await session.close();

@@ -1,5 +1,6 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
+import { GROUP_NAME, GROUP_NAME_RULE } from '../stream/index.ts';
 import { type RoleFlags, startRole } from './roles.ts';
 import { LOG_FLAGS, SERVER_FLAGS, loggerFor, untilSignal, withConfigFlags } from './options.ts';
 
@@ -9,7 +10,7 @@ export function registerRunCommand(program: Command): void {
     .option('--http <addr>', 'serve /metrics, /healthz, /readyz, /api/v1 and the dashboard on host:port, e.g. 127.0.0.1:9464 (config: http.listen)')
     .option('--role <role>', 'all (one process), collector (poll, detect, publish events to Redis) or strategies (run strategies fed from Redis)', 'all')
     .option('--events <url>', 'redis:// (or redis-cluster://) URL of the event stream, for --role collector|strategies (or INDEXBOT_EVENTS_URL)')
-    .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)")
+    .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)", groupOption)
     .action(async (flags: ConfigFlags & RoleFlags & { watch?: boolean }) => {
       // A runner talks to no server: it needs no base URL.
       const config = loadConfig(flags, process.env, { server: flags.role !== 'strategies' });
@@ -22,4 +23,10 @@ export function registerRunCommand(program: Command): void {
       logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');
       await daemon.stop();
     });
+}
+
+/** A consumer group name Redis and the stream consumer take; a bad one was an internal error (exit 70), which a service restarts forever. */
+function groupOption(raw: string): string {
+  if (!GROUP_NAME.test(raw)) throw new InvalidArgumentError(`expected ${GROUP_NAME_RULE}, got "${raw}"`);
+  return raw;
 }

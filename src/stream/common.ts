@@ -4,6 +4,10 @@ import { type ConnectionOptions, type RedisConnection, reconnectWithinASecond } 
 export const EVENT_STREAM = 'indexbot:events';
 export const PUBLISH_BATCH = 200;
 
+/** What a consumer group may be called: a Redis key part a person can read in `XINFO GROUPS`. */
+export const GROUP_NAME = /^[\w.:-]{1,128}$/;
+export const GROUP_NAME_RULE = "1-128 letters, digits, '.', ':', '_' or '-'";
+
 /**
  * A connection that never queues commands while Redis is away and waits a bounded time for
  * each, reconnecting in the background (every second at most).

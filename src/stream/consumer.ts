@@ -3,7 +3,7 @@ import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
 import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
 import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
-import { EVENT_STREAM, connected, streamConnectionOptions, waitOrWake } from './common.ts';
+import { EVENT_STREAM, GROUP_NAME, GROUP_NAME_RULE, connected, streamConnectionOptions, waitOrWake } from './common.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat } from './heartbeat.ts';
 
 export interface StreamConsumerOptions {
@@ -55,7 +55,7 @@ export class StreamConsumer {
     if (!Number.isInteger(this.blockMs) || this.blockMs < 10 || this.blockMs > 60_000) {
       throw new TypeError(`Expected \`blockMs\` to be an integer from 10 to 60000, got \`${String(o.blockMs)}\``);
     }
-    if (!/^[\w.:-]{1,128}$/.test(o.group)) throw new TypeError(`Expected \`group\` to be 1-128 letters, digits, '.', ':', '_' or '-', got \`${o.group}\``);
+    if (!GROUP_NAME.test(o.group)) throw new TypeError(`Expected \`group\` to be ${GROUP_NAME_RULE}, got \`${o.group}\``);
     this.logger = o.logger ?? silentLogger;
     this.redis = connectRedis(o.redisUrl, streamConnectionOptions(this.blockMs + 5_000));
     this.redis.on('error', () => {});

@@ -163,6 +163,11 @@ describe('the event stream flag', { timeout: 60_000 }, () => {
     expect(res.stderr).not.toContain('rateLimit.redis');
   });
 
+  it.each(['', 'bad name', 'x'.repeat(129)])('a --group Redis cannot take (%j) is one line naming the flag, exit 64 (it was an internal error, exit 70)', async (group) => {
+    const res = await runCli(['run', '--role', 'strategies', '--events', 'redis://127.0.0.1:1', '--group', group, '--db', tempDbPath()]);
+    expectOneLine(res, 64, "option '--group <name>'", `expected 1-128 letters, digits, '.', ':', '_' or '-', got "${group}"`);
+  });
+
   it('--events without a role that uses it is refused, not ignored: exit 64', async () => {
     expectOneLine(await runCli(['run', '--events', 'redis://127.0.0.1:1', '--base-url', 'http://127.0.0.1:9/v1', '--db', tempDbPath()]), 64, '--events', '--role collector');
   });

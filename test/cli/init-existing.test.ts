@@ -28,6 +28,8 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(unit).toContain('/etc/systemd/system/bot-1.service && sudo systemctl enable --now bot-1');
     expect(readFileSync(join(dir, 'deploy/Dockerfile'), 'utf8')).toContain('docker build -f deploy/Dockerfile -t bot-1 .');
     expect(unit).not.toContain('__');
+    // A bad flag (64) is as permanent as a bad config (78): systemd must not restart either every 5 s.
+    expect(unit).toMatch(/^RestartPreventExitStatus=64 78$/m);
   });
 
   it('writes the project files and adds to package.json what it lacks, keeping what it has', () => {

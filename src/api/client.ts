@@ -75,6 +75,12 @@ export interface IndexClientOptions {
 export interface CallOptions {
   priority?: Priority;
   signal?: AbortSignal;
+  /**
+   * Ends the call only while it waits its turn (the rate gate, a retry's backoff); a request
+   * on its way to the server is left to finish. A daemon that stops drops the polls still
+   * waiting at once, however slowly the gate admits them.
+   */
+  waitSignal?: AbortSignal;
 }
 
 export interface ListOptions extends CallOptions {
@@ -286,13 +292,20 @@ export class IndexClient {
       return `/indexes/${seg(indexId)}${suffix}`;
     };
     const single = async (path: string, schema: z.ZodType, priority: Priority) => {
-      const { body, requestId } = await this.transport.request({ method: 'GET', path, auth: 'optional', priority: options.priority ?? priority, signal: options.signal });
+      const { body, requestId } = await this.transport.request({
+        method: 'GET',
+        path,
+        auth: 'optional',
+        priority: options.priority ?? priority,
+        signal: options.signal,
+        waitSignal: options.waitSignal,
+      });
       return this.checked(kind, body.data, requestId, () => this.transport.validate(schema, body.data, `GET ${path}`, 'data', requestId));
     };
     const list = async (path: string, schema: z.ZodType, priority: Priority, allPages: boolean) => {
       const raw: unknown[] = [];
       let requestId: string | undefined;
-      const call = { priority: options.priority ?? priority, signal: options.signal };
+      const call = { priority: options.priority ?? priority, signal: options.signal, waitSignal: options.waitSignal };
       // Items are validated together once all pages are in, so a bad item is a snapshot error.
       const pages = new PageIterator(
         async (request) => {
@@ -342,6 +355,7 @@ export class IndexClient {
       auth,
       priority: options.priority ?? 'normal',
       signal: options.signal,
+      waitSignal: options.waitSignal,
     });
     return this.transport.validate(schema, envelope.data, `${method} ${path}`, 'data', requestId);
   }
@@ -371,6 +385,7 @@ export class IndexClient {
       auth: 'optional',
       priority: options.priority ?? 'normal',
       signal: options.signal,
+      waitSignal: options.waitSignal,
     });
     const { path: itemsPath, ...page } = this.transport.rawPage(body, `GET ${path}`, requestId, request);
     return { page, itemsPath, requestId };

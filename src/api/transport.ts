@@ -35,6 +35,8 @@ export interface RequestSpec {
   auth: AuthMode;
   priority: Priority;
   signal?: AbortSignal | undefined;
+  /** Ends the request only while it waits to be sent (the gate, a retry's backoff): see `CallOptions.waitSignal`. */
+  waitSignal?: AbortSignal | undefined;
 }
 
 export interface TransportOptions {
@@ -118,7 +120,7 @@ export class Transport {
         const spec = (config as TaggedConfig).indexbot?.spec;
         if (spec) o.observer?.onRetry?.(endpointTemplate(spec));
         o.logger.warn({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
-        await sleep(o.clock, delay, config.signal as AbortSignal | undefined);
+        await sleep(o.clock, delay, whileWaiting(config as TaggedConfig));
       },
     });
   }
@@ -242,7 +244,7 @@ export class Transport {
       const cred = await this.credential(spec.auth);
       if (cred.token) config.headers.set('Authorization', `Bearer ${cred.token}`);
       else config.headers.delete('Authorization');
-      const permit = await cred.gate.acquire(spec.priority, config.signal as AbortSignal | undefined);
+      const permit = await cred.gate.acquire(spec.priority, whileWaiting(config));
       let res: AxiosResponse;
       const started = this.o.clock.now();
       try {
@@ -332,6 +334,14 @@ function endpointOf(config: TaggedConfig): string {
 /** The path with its index id replaced, so a metric label takes a bounded set of values. */
 export function endpointTemplate(spec: Pick<RequestSpec, 'method' | 'path'>): string {
   return `${spec.method} ${spec.path.replace(/^\/indexes\/[^/]+/, '/indexes/{index_id}')}`;
+}
+
+/** What ends a request while it waits to be sent: its own signal, or its wait signal. */
+function whileWaiting(config: TaggedConfig): AbortSignal | undefined {
+  const signal = config.signal as AbortSignal | undefined;
+  const waitSignal = config.indexbot?.spec.waitSignal;
+  if (!waitSignal) return signal;
+  return signal ? AbortSignal.any([signal, waitSignal]) : waitSignal;
 }
 
 function isRetryable(error: unknown): boolean {

@@ -65,6 +65,8 @@ export class Poller {
   private readonly backoffMaxMs: number;
   private task: ScheduledTask | undefined;
   private readonly abort = new AbortController();
+  /** Ends, at stop, the polls still waiting their turn at the rate gate: only those sent get the grace. */
+  private readonly stopWaiting = new AbortController();
   private stopping = false;
   /** Announced rebalances whose added tokens were looked up already. */
   private readonly pricedRebalances = new Set<string>();
@@ -77,7 +79,7 @@ export class Poller {
     this.backoffBaseMs = o.backoffBaseMs ?? 5_000;
     this.backoffMaxMs = o.backoffMaxMs ?? 300_000;
     // One shutdown signal is shared by every request in flight, each adding a listener.
-    setMaxListeners(0, this.abort.signal);
+    setMaxListeners(0, this.abort.signal, this.stopWaiting.signal);
     const now = this.clock.now();
     const last = new Map(o.store.jobStates().map((s) => [s.job, s.lastSuccessAt]));
     this.runs = o.jobs.map((job) => {
@@ -118,9 +120,14 @@ export class Poller {
     return this.runs.map((r) => ({ job: r.job.name, intervalMs: r.job.intervalMs, nextDueAt: r.nextDueAt, failures: r.failures, running: !!r.running }));
   }
 
-  /** Stops starting jobs, waits up to `graceMs` for those in flight, then aborts them. */
+  /**
+   * Stops starting jobs, drops the requests still waiting at the rate gate (a gate pacing slowly
+   * held a stop for the whole grace: Docker kills after 10 s), waits up to `graceMs` for those
+   * sent, then aborts them.
+   */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    this.stopWaiting.abort(new Error('poller stopped'));
     if (this.task) {
       await this.task.stop();
       await this.task.destroy();
@@ -154,9 +161,11 @@ export class Poller {
     for (const r of pending) this.pricedRebalances.add(r.id);
     if (unpriced.length === 0) return;
     try {
-      const snapshot = await this.o.client.snapshot('tokens', undefined, { priority: 'high', signal: this.abort.signal });
+      const snapshot = await this.o.client.snapshot('tokens', undefined, { priority: 'high', signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
       ingest(this.o.store, snapshot, undefined, this.clock.now(), this.driftThreshold);
     } catch (e) {
+      // Stopping: the poll is dropped whole, and the next start stores the announcement with its prices.
+      if (this.abort.signal.aborted || e === this.stopWaiting.signal.reason) throw e;
       this.logger.warn(
         { tokens: unpriced.map((c) => c.symbol), error: errorFields(storeFailure(e)) },
         'could not read the token list for tokens a rebalance adds; they have no price until the tokens job runs',
@@ -170,7 +179,7 @@ export class Poller {
     const lateMs = started - Math.max(run.nextDueAt, run.finishedAt);
     let ok = false;
     try {
-      const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal });
+      const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
       if (job.kind === 'rebalancing') await this.priceAddedTokens(snapshot.value as Rebalance[] | undefined, started);
       const fetchedAt = this.clock.now();
       const result = ingest(this.o.store, snapshot, job.indexId, fetchedAt, this.driftThreshold);
@@ -183,7 +192,8 @@ export class Poller {
       ok = true;
       if (result.events.length > 0) this.o.onEvents?.(result.events);
     } catch (e) {
-      if (this.abort.signal.aborted) return;
+      // Stopped, not failed: nothing to back off from or record.
+      if (this.abort.signal.aborted || e === this.stopWaiting.signal.reason) return;
       run.failures++;
       // The rebalancing feed backs off from its interval to a few intervals at most: an
       // announcement made while the server misbehaves is seen soon after it recovers.

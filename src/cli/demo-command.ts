@@ -61,7 +61,7 @@ export function registerDemoCommand(program: Command): void {
         driftThreshold: 0.05,
         shutdownGraceMs: 5_000,
         retentionDays: 30,
-        http: { ...opts.http, source: `--http ${opts.http.host}:${opts.http.port}`, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 },
+        http: { ...opts.http, source: `--http ${opts.http.host}:${opts.http.port}`, fromFlag: true, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 },
         logLevel: 'warn',
         logFormat: undefined,
         apiKey: sandbox.keys.premium,

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { SnapshotKind } from '../api/index.ts';
@@ -192,6 +193,8 @@ export interface HttpConfig {
   port: number;
   /** What asked for this address, for a line about it: `--http 127.0.0.1:9464` or `<file>: http.listen 127.0.0.1:9464`. */
   source: string;
+  /** A flag gave the address (a bad one exits 64), or the config file (78). */
+  fromFlag: boolean;
   token: string | undefined;
   readyMaxAgeS: number;
   maxConnections: number;
@@ -349,10 +352,15 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
   }
   const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
   if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
+  // Dotted digits that are no IPv4 address (999.1.1.1) would be taken for a host name and told to need a token.
+  if (/^[\d.]+$/.test(address.host) && isIP(address.host) === 0) {
+    const message = `${source}: ${address.host} is not an IP address (each of its four parts is 0 to 255), in ${JSON.stringify(listen)}`;
+    throw source === '--http' ? new UsageError(message) : new ConfigError(message);
+  }
   if (!isLoopback(address.host) && token === undefined) {
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
-  return { ...address, source: `${source} ${listen}`, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+  return { ...address, source: `${source} ${listen}`, fromFlag: source === '--http', token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
 }
 
 /**

@@ -79,9 +79,9 @@ export class HttpServer {
 
   /** Starts listening; resolves with the URL it serves on. */
   async listen(): Promise<string> {
-    const { host, port, source } = this.o.config;
+    const { host, port, source, fromFlag } = this.o.config;
     await new Promise<void>((resolve, reject) => {
-      const refused = (e: unknown) => reject(listenFailure(e, host, port, { port: source, host: source }));
+      const refused = (e: unknown) => reject(listenFailure(e, host, port, { port: source, host: source, fromFlag }));
       this.server.once('error', refused);
       this.server.listen(port, host, () => {
         this.server.off('error', refused);

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/cli/daemon.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { UsageError } from '../../src/core/index.ts';
+import { ConfigError } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { lockIsFree, runCli, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('startDaemon', () => {
-  it('takes the HTTP port before anything else: a port in use is a usage error naming http.listen, sent no request, left no loop running nor the lock held', async () => {
+  it('takes the HTTP port before anything else: a port in use is a config error naming http.listen, sent no request, left no loop running nor the lock held', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as AddressInfo).port;
@@ -41,8 +41,9 @@ describe('startDaemon', () => {
     const requestsBefore = sb.counters().total;
     try {
       const refused = await startDaemon(config, { logger }).catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(UsageError);
-      expect((refused as UsageError).message).toBe(`${file}: http.listen 127.0.0.1:${port}: 127.0.0.1:${port} is already in use; pick another port, or 0 for any free one`);
+      // The config file named it: exit 78 as for any of its values (it was a usage error, 64, which a service restarts).
+      expect(refused).toBeInstanceOf(ConfigError);
+      expect((refused as ConfigError).message).toBe(`${file}: http.listen 127.0.0.1:${port}: 127.0.0.1:${port} is already in use; pick another port, or 0 for any free one`);
     } finally {
       taken.close();
     }

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
-import { ConfigError } from '../../src/core/index.ts';
+import { ConfigError, UsageError } from '../../src/core/index.ts';
 import { caught } from '../helpers/caught.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -16,7 +16,15 @@ describe('the http config', () => {
   it('is off by default; --http wins over http.listen; defaults for the rest', () => {
     expect(loadConfig({ config: file({}) }, {}).http).toBeUndefined();
     const path = file({ http: { listen: '127.0.0.1:9464' } });
-    expect(loadConfig({ config: path }, {}).http).toEqual({ host: '127.0.0.1', port: 9464, source: `${path}: http.listen 127.0.0.1:9464`, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 });
+    expect(loadConfig({ config: path }, {}).http).toEqual({
+      host: '127.0.0.1',
+      port: 9464,
+      source: `${path}: http.listen 127.0.0.1:9464`,
+      fromFlag: false,
+      token: undefined,
+      readyMaxAgeS: 300,
+      maxConnections: 1024,
+    });
     expect(loadConfig({ config: path, http: 'localhost:0' }, {}).http).toMatchObject({ host: 'localhost', port: 0 });
   });
 
@@ -34,6 +42,13 @@ describe('the http config', () => {
   it('refuses an address off loopback without a token, a bad address, and values out of range', () => {
     expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '0.0.0.0:9464' }, {})).message).toMatch(/^http address 0\.0\.0\.0:9464 is not loopback: set http\.token in /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({}), http: '9464' }, {})).message).toBe('--http: expected host:port such as 127.0.0.1:9464, got "9464"');
+    // Dotted digits that are no IPv4 address were told they are not loopback and need a token.
+    const dotted = caught<UsageError>(() => loadConfig({ config: file({}), http: '999.1.1.1:80' }, {}));
+    expect(dotted).toBeInstanceOf(UsageError);
+    expect(dotted.message).toBe('--http: 999.1.1.1 is not an IP address (each of its four parts is 0 to 255), in "999.1.1.1:80"');
+    const inFile = file({ http: { listen: '1.2.3:80', token: 'sixteen-chars-ok' } });
+    expect(caught<ConfigError>(() => loadConfig({ config: inFile }, {}))).toBeInstanceOf(ConfigError);
+    expect(caught<ConfigError>(() => loadConfig({ config: inFile }, {})).message).toBe(`${inFile}: http.listen: 1.2.3 is not an IP address (each of its four parts is 0 to 255), in "1.2.3:80"`);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', maxConnections: 0 } }) }, {})).message).toMatch(/http\.maxConnections: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', readyMaxAgeS: 1e9 } }) }, {})).message).toMatch(/http\.readyMaxAgeS: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', port: 1 } }) }, {})).message).toMatch(/unknown key "http\.port"/);

@@ -79,7 +79,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
   const strategies = await loadConfiguredStrategies(config, logger);
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
-  const faces = new RemoteFaces(config, logger);
+  const faces = new RemoteFaces(config, logger, { streamReader: true });
   try {
     store = SnapshotStore.open(config.db);
     claimFromDemo(store);

@@ -29,11 +29,13 @@ export class RemoteFaces {
   /** Where the HTTP server listens, once started. */
   url: string | undefined;
 
+  /** @param o.streamReader A runner's faces: its metrics include the event stream's gauges. */
   constructor(
     private readonly config: Config,
     private readonly logger: Logger,
+    o: { streamReader?: boolean } = {},
   ) {
-    this.metrics = config.http ? new DaemonMetrics() : undefined;
+    this.metrics = config.http ? new DaemonMetrics({ streamReader: o.streamReader }) : undefined;
     this.stream = config.http ? new EventStream() : undefined;
   }
 

@@ -42,8 +42,15 @@ export class DaemonMetrics {
   private readonly fills: Counter<'strategy' | 'side'>;
   private readonly deliveries: Counter<'sink' | 'outcome'>;
   private readonly giveUps: Counter<'sink'>;
+  private readonly startedAt: number;
 
-  constructor() {
+  /**
+   * @param o.streamReader A runner, which reads the event stream: only its registry has the
+   * stream's gauges (a collector's or a single process's read 0, as if fresh). @default false
+   * @param o.startedAt When this process started. @default now
+   */
+  constructor(private readonly o: { streamReader?: boolean; startedAt?: number } = {}) {
+    this.startedAt = o.startedAt ?? Date.now();
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
@@ -71,7 +78,7 @@ export class DaemonMetrics {
     this.events = new Counter({ name: 'indexbot_events_total', help: 'Events detected and logged, by type', labelNames: ['type'], registers });
     this.detectionDelay = new Histogram({
       name: 'indexbot_event_detection_delay_seconds',
-      help: 'Time from when a fact happened on the server (occurredAt) to its detection',
+      help: 'Time from when a fact happened on the server (occurredAt) to its detection; facts from before this process started are not timed',
       labelNames: ['type'],
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers,
@@ -111,7 +118,8 @@ export class DaemonMetrics {
     for (const e of events) {
       const type = metricLabel(e.type);
       this.events.inc({ type });
-      this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
+      // What happened before the start (a rebalance announced while the bot was down) measures the downtime, not detection.
+      if (e.occurredAt >= this.startedAt) this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
     }
   }
 
@@ -180,16 +188,7 @@ export class DaemonMetrics {
       const now = s.now();
       for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);
     });
-    // A runner's stream; one group per runner, so no label.
-    const stream = (name: string, help: string, value: (read: { value: StreamHeartbeat; updatedAt: number }, now: number) => number | null) =>
-      gauge(name, help, [], (g, s) => {
-        const read = s.streamRead();
-        const v = read && value(read, s.now());
-        if (v !== undefined && v !== null) g.set(v);
-      });
-    stream('indexbot_event_stream_lag', "Entries of the event stream not yet delivered to this runner's group, at its last read", (r) => r.value.lag);
-    stream('indexbot_event_stream_pending', "Entries delivered to this runner's group and not yet acknowledged, at its last read", (r) => r.value.pending);
-    stream('indexbot_event_stream_last_read_age_seconds', "Age of this runner's last answered read of the event stream", (r, now) => (now - r.updatedAt) / 1000);
+    if (this.o.streamReader) this.defineStreamGauges(gauge);
     gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
     gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
       for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);
@@ -214,6 +213,19 @@ export class DaemonMetrics {
       for (const x of s.outbox()) g.set({ sink: x.sink }, x.oldestPendingAt === null ? 0 : (now - x.oldestPendingAt) / 1000);
     });
     gauge('indexbot_db_size_bytes', 'Size of the SQLite database with its write-ahead log', [], (g, s) => g.set(fileSize(s.dbPath) + fileSize(`${s.dbPath}-wal`)));
+  }
+
+  /** A runner's stream; one group per runner, so no label. */
+  private defineStreamGauges(gauge: <L extends string>(name: string, help: string, labelNames: L[], read: (g: Gauge<L>, s: MetricSources) => void) => Gauge<L>): void {
+    const stream = (name: string, help: string, value: (read: { value: StreamHeartbeat; updatedAt: number }, now: number) => number | null) =>
+      gauge(name, help, [], (g, s) => {
+        const read = s.streamRead();
+        const v = read && value(read, s.now());
+        if (v !== undefined && v !== null) g.set(v);
+      });
+    stream('indexbot_event_stream_lag', "Entries of the event stream not yet delivered to this runner's group, at its last read", (r) => r.value.lag);
+    stream('indexbot_event_stream_pending', "Entries delivered to this runner's group and not yet acknowledged, at its last read", (r) => r.value.pending);
+    stream('indexbot_event_stream_last_read_age_seconds', "Age of this runner's last answered read of the event stream", (r, now) => (now - r.updatedAt) / 1000);
   }
 }
 

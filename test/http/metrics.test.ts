@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import type { IndexbotEvent } from '../../src/detect/index.ts';
+import { DaemonMetrics, type MetricSources } from '../../src/http/index.ts';
+import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
+
+const START = Date.UTC(2026, 10, 24, 12);
+
+const announced = (occurredAt: number, detectedAt: number): IndexbotEvent =>
+  ({ id: `rebalance.announced:sindex:rb_${occurredAt}`, type: 'rebalance.announced', indexId: 'sindex', occurredAt, detectedAt, payload: {}, seq: 1 }) as unknown as IndexbotEvent;
+
+function sources(streamRead: MetricSources['streamRead'] = () => undefined): MetricSources {
+  return { gates: () => [], jobs: () => [], strategies: () => [], outbox: () => [], dbPath: '/nonexistent', lastEventSeq: () => 0, streamRead, now: () => START + 60_000 };
+}
+
+async function scrape(metrics: DaemonMetrics) {
+  return parsePrometheusText(await metrics.render());
+}
+
+describe('DaemonMetrics', () => {
+  it('times the detection of what happened since the start, and counts, without timing, what happened before it', async () => {
+    const metrics = new DaemonMetrics({ startedAt: START });
+    metrics.bind(sources());
+    // Announced four hours before the bot started, seen at its first poll: that is its downtime.
+    metrics.onEvents([announced(START - 4 * 3_600_000, START + 2_000), announced(START + 10_000, START + 13_000)]);
+    const m = await scrape(metrics);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance_announced' })).toBe(2);
+    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_count', { type: 'rebalance_announced' })).toBe(1);
+    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_sum', { type: 'rebalance_announced' })).toBe(3);
+  });
+
+  it("has the event stream's gauges only in a runner, which reads the stream", async () => {
+    const read = () => ({ value: { lag: 4, pending: 1 } as never, updatedAt: START + 30_000 });
+    const single = new DaemonMetrics({ startedAt: START });
+    single.bind(sources(read));
+    const names = [...(await scrape(single)).keys()];
+    // A collector or a single process read 0 for the stream it never reads: a lag of 0 and a last read just now.
+    expect(names.filter((n) => n.startsWith('indexbot_event_stream_'))).toEqual([]);
+    expect(names).toContain('indexbot_event_log_last_seq');
+    const runner = new DaemonMetrics({ startedAt: START, streamReader: true });
+    runner.bind(sources(read));
+    const m = await scrape(runner);
+    expect(sampleValue(m, 'indexbot_event_stream_lag')).toBe(4);
+    expect(sampleValue(m, 'indexbot_event_stream_pending')).toBe(1);
+    expect(sampleValue(m, 'indexbot_event_stream_last_read_age_seconds')).toBe(30);
+  });
+});

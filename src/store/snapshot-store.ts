@@ -268,8 +268,9 @@ export class SnapshotStore implements TokenStore {
     return r ? { nav: r.nav, asOf: r.as_of } : undefined;
   }
 
+  /** As a composition named the token, else as the token list does: a runner fed by the event stream may hold only the list. */
   tokenSymbol(address: string): string | undefined {
-    return (this.s.tokenSymbol.get(address) as { symbol: string } | undefined)?.symbol;
+    return (this.s.tokenSymbol.get(address, address) as { symbol: string } | undefined)?.symbol;
   }
 
   /**
@@ -586,7 +587,7 @@ function prepare(db: Database.Database) {
     insertCompositionRow: db.prepare('INSERT INTO composition_rows (snapshot_id, token_id, weight, target_weight, price_usd, units) VALUES (?, ?, ?, ?, ?, ?)'),
     insertTokenId: db.prepare('INSERT OR IGNORE INTO token_ids (address, symbol) VALUES (?, ?)'),
     tokenId: db.prepare('SELECT id FROM token_ids WHERE address = ?'),
-    tokenSymbol: db.prepare('SELECT symbol FROM token_ids WHERE address = ?'),
+    tokenSymbol: db.prepare('SELECT symbol FROM (SELECT symbol, 0 AS o FROM token_ids WHERE address = ? UNION ALL SELECT symbol, 1 FROM tokens WHERE address = ?) ORDER BY o LIMIT 1'),
     compositionAt: db.prepare(
       `SELECT s.as_of, t.address, t.symbol, r.weight, r.target_weight, r.price_usd, r.units
        FROM composition_rows r JOIN token_ids t ON t.id = r.token_id JOIN snapshots s ON s.id = r.snapshot_id

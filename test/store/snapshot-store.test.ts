@@ -6,6 +6,7 @@ import type { Snapshot } from '../../src/api/index.ts';
 import { StoreError } from '../../src/core/index.ts';
 import { ingest } from '../../src/poller/index.ts';
 import { MIGRATIONS, RunLock, SCHEMA_VERSION, SnapshotStore } from '../../src/store/index.ts';
+import { instrumentLabel } from '../../src/strategy/index.ts';
 import { caught } from '../helpers/caught.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -242,6 +243,16 @@ describe('tokenPriceAt falls back to the token list', () => {
     store.upsertToken({ address, symbol: 'NEW', name: 'New', decimals: 6, price_usd: 0.25 } as never, 1_000);
     expect(store.tokenPriceAt(address, 999)).toBeUndefined();
     expect(store.tokenPriceAt(address, 1_000)).toEqual({ priceUsd: 0.25, asOf: 1_000 });
+    store.close();
+  });
+
+  it("names a token no composition holds by the token list's symbol: a runner fed by the stream labelled its fills with the address", () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const address = 'ListOnly'.padEnd(44, '1');
+    expect(store.tokenSymbol(address)).toBeUndefined();
+    store.upsertToken({ address, symbol: 'AURY', name: 'Aury', decimals: 6, price_usd: 0.25 } as never, 1_000);
+    expect(store.tokenSymbol(address)).toBe('AURY');
+    expect(instrumentLabel(store, `token:${address}`)).toBe('AURY');
     store.close();
   });
 });

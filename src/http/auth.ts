@@ -6,12 +6,13 @@ import { isLoopback } from '../config/index.ts';
  * Compares a request's bearer token with the configured one in constant time: both are hashed
  * first, so neither the length nor the first differing byte shows in the timing.
  */
-export function bearerMatches(req: IncomingMessage, token: string): boolean {
+export function bearerCheck(req: IncomingMessage, token: string): 'ok' | 'missing' | 'wrong' {
   const header = req.headers.authorization;
   const given = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : '';
+  if (given.length === 0) return 'missing';
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(token).digest();
-  return timingSafeEqual(a, b) && given.length > 0;
+  return timingSafeEqual(a, b) ? 'ok' : 'wrong';
 }
 
 /**

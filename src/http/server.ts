@@ -6,7 +6,7 @@ import { EVENT_TYPES, type EventType } from '../detect/events.ts';
 import type { RateGateState } from '../ratelimit/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { lastHeartbeat } from '../stream/index.ts';
-import { bearerMatches, hostIsLoopback, isCrossSite } from './auth.ts';
+import { bearerCheck, hostIsLoopback, isCrossSite } from './auth.ts';
 import { API_CSP, dashboardPage } from './dashboard.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { type StatusReport, equityCurve, eventsPage, indexesOverview, recentFills } from './queries.ts';
@@ -134,7 +134,10 @@ export class HttpServer {
         res.end(page.html);
         return;
       }
-      if (token !== undefined && !bearerMatches(req, token)) throw new HttpError(401, 'a bearer token is required', { 'WWW-Authenticate': 'Bearer realm="indexbot"' });
+      const bearer = token === undefined ? 'ok' : bearerCheck(req, token);
+      // As RFC 6750 answers: a wrong token is told apart from none, so a client knows to fix it rather than add one.
+      if (bearer === 'missing') throw new HttpError(401, 'a bearer token is required', { 'WWW-Authenticate': 'Bearer realm="indexbot"' });
+      if (bearer === 'wrong') throw new HttpError(401, 'the bearer token is not the one configured (http.token)', { 'WWW-Authenticate': 'Bearer realm="indexbot", error="invalid_token"' });
       if (!this.routes) throw new HttpError(503, 'starting', { 'Retry-After': '1' });
       const match = this.match(this.routes, req.method ?? 'GET', url.pathname);
       route = match.route.name;

@@ -2,18 +2,19 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { parseListenAddress } from '../../src/config/config.ts';
 import { isLoopback } from '../../src/config/index.ts';
-import { bearerMatches, hostIsLoopback, isCrossSite } from '../../src/http/auth.ts';
+import { bearerCheck, hostIsLoopback, isCrossSite } from '../../src/http/auth.ts';
 
 const req = (headers: Record<string, string>) => ({ headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) }) as unknown as IncomingMessage;
 const TOKEN = 'correct-horse-battery-staple';
 
 describe('HTTP face: who may ask', () => {
   it('accepts exactly the configured bearer token', () => {
-    expect(bearerMatches(req({ Authorization: `Bearer ${TOKEN}` }), TOKEN)).toBe(true);
-    expect(bearerMatches(req({ Authorization: `bearer ${TOKEN}` }), TOKEN)).toBe(true);
-    for (const header of [undefined, '', 'Bearer', 'Bearer ', `Basic ${TOKEN}`, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(1)}`, TOKEN]) {
-      expect(bearerMatches(req(header === undefined ? {} : { Authorization: header }), TOKEN), String(header)).toBe(false);
+    expect(bearerCheck(req({ Authorization: `Bearer ${TOKEN}` }), TOKEN)).toBe('ok');
+    expect(bearerCheck(req({ Authorization: `bearer ${TOKEN}` }), TOKEN)).toBe('ok');
+    for (const header of [undefined, '', 'Bearer', 'Bearer ', `Basic ${TOKEN}`, TOKEN]) {
+      expect(bearerCheck(req(header === undefined ? {} : { Authorization: header }), TOKEN), String(header)).toBe('missing');
     }
+    for (const header of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(1)}`, 'Bearer wrong']) expect(bearerCheck(req({ Authorization: header }), TOKEN), header).toBe('wrong');
   });
 
   it('answers loopback Host names only when no token is set', () => {

@@ -39,7 +39,9 @@ describe('the HTTP face with a token', () => {
       for (const token of [undefined, 'wrong', TOKEN.slice(0, -1), `${TOKEN}x`, TOKEN.toUpperCase()]) {
         const res = await get(`${url}${path}`, token);
         expect(res.status, `${path} with ${token}`).toBe(401);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer realm="indexbot"');
+        // None is asked for; a wrong one is said to be wrong (it was answered as if none was sent).
+        expect(res.headers.get('www-authenticate')).toBe(token === undefined ? 'Bearer realm="indexbot"' : 'Bearer realm="indexbot", error="invalid_token"');
+        expect(((await res.json()) as { error: string }).error).toBe(token === undefined ? 'a bearer token is required' : 'the bearer token is not the one configured (http.token)');
       }
       const ok = await get(`${url}${path}`, TOKEN);
       expect(ok.status, path).toBe(200);

@@ -132,6 +132,12 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
   const configured = tierLimits(config.tier, config.enterpriseLimits).limit;
   const gate = client.rateGates()[0];
   if (!gate || gate.remaining === undefined) add('WARN', 'rate limits', 'the server sent no X-RateLimit-* headers; pacing to the configured tier alone');
+  else if (gate.limit < configured && !credential)
+    add(
+      'FAIL',
+      'rate limits',
+      `with no credential the server allows the public tier's ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set INDEXBOT_API_KEY to a key of that tier, or "tier": "public"`,
+    );
   else if (gate.limit < configured)
     add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
   else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);

@@ -14,9 +14,10 @@ describe('indexbot doctor against the sandbox', () => {
   let sandbox: Sandbox;
   const healthy = demoKey('premium');
   const noIndex = demoKey('premium', { name: 'no-index', permissions: ['read:portfolio'] });
+  const basic = demoKey('basic');
 
   beforeAll(async () => {
-    sandbox = await testSandbox({ apiKeys: [healthy, noIndex] });
+    sandbox = await testSandbox({ apiKeys: [healthy, noIndex, basic] });
   });
   afterAll(async () => sandbox.close());
 
@@ -54,9 +55,17 @@ describe('indexbot doctor against the sandbox', () => {
   });
 
   it('fails when the configured tier promises more than the server allows', async () => {
-    const basic = sandbox.keys.basic;
-    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: basic });
+    // A basic key (this test once took the sandbox's, which it did not hold: no key at all).
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: basic.key });
+    expect(r.out).toMatch(/PASS {2}credentials +API key accepted/);
     expect(r.out).toMatch(/FAIL {2}rate limits +the server allows \d+ requests per window, the config says tier premium/);
     expect(r.code).toBe(1);
+    // With no key there is no key to blame: it said "set the tier the key really has" beside "credentials none".
+    const keyless = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: '' });
+    expect(keyless.out).toMatch(/PASS {2}credentials +none /);
+    expect(keyless.out).toMatch(
+      /FAIL {2}rate limits +with no credential the server allows the public tier's 60 requests per window, the config says tier premium \(1000\): set INDEXBOT_API_KEY to a key of that tier, or "tier": "public"/,
+    );
+    expect(keyless.code).toBe(1);
   });
 });

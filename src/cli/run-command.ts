@@ -20,7 +20,7 @@ export function registerRunCommand(program: Command): void {
       const stopAsked = untilSignal();
       const daemon = await startRole(config, flags, { logger, watch: flags.watch === true });
       const signal = await stopAsked;
-      logger.info({ signal }, 'stopping: no new polls; waiting for those in flight');
+      logger.info({ signal }, flags.role === 'strategies' ? 'stopping: no new reads of the event stream; finishing the events in hand' : 'stopping: no new polls; waiting for those in flight');
       await daemon.stop();
     });
 }

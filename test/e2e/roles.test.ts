@@ -64,6 +64,14 @@ describe('one collector, two strategy runners, over a Redis Stream', () => {
       for (const p of Object.values(running)) p.child.kill('SIGTERM');
       const codes = await Promise.all(Object.values(running).map((p) => p.exited));
       expect(codes).toEqual([0, 0, 0]);
+      // Each says what it stops: a runner polls nothing (it said "no new polls" too).
+      const stopping = (p: { output: () => string }) =>
+        p
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('"msg":"stopping: '));
+      expect(stopping(running.collector)).toEqual([expect.stringContaining('"msg":"stopping: no new polls; waiting for those in flight"')]);
+      expect(stopping(running.runner0)).toEqual([expect.stringContaining('"msg":"stopping: no new reads of the event stream; finishing the events in hand"')]);
     }
   }, 400_000);
 });

@@ -65,6 +65,9 @@ export function redisUrlProblem(url: string): string | undefined {
   try {
     protocol = new URL(url).protocol;
   } catch {
+    // The usual slip, said apart; the URL itself is never quoted (it may hold a password).
+    const port = /^[a-z-]+:\/\/(?:[^@/]*@)?(?:\[[^\]]*\]|[^:/]*):([^/]*)/i.exec(url)?.[1];
+    if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65_535)) return 'its port is not a number from 1 to 65535';
     return 'not a URL';
   }
   return protocol === 'redis:' || protocol === 'rediss:' ? undefined : `the scheme is ${protocol.slice(0, 20)}`;

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
 import { resolveRedisUrl } from '../../src/config/index.ts';
+import { caught } from '../helpers/caught.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { type LocalView, RedisBudgets, budgetKeys, credentialDigest } from '../../src/ratelimit/index.ts';
 import { parseClusterUrl, redactRedisUrl } from '../../src/redis/index.ts';
@@ -111,6 +112,13 @@ describe('cluster URLs', () => {
     expect(() => parseClusterUrl('redis-cluster://a:7000/2')).toThrow(/no database/);
     expect(resolveRedisUrl('redis-cluster://a:7000,b:7001', 'indexbot.json', {})).toBe('redis-cluster://a:7000,b:7001');
     expect(() => resolveRedisUrl('redis-cluster://a:7000,b', 'indexbot.json', {})).toThrow(/^indexbot\.json: rateLimit\.redis .*expected a redis:\/\/, rediss:\/\/, redis-cluster:\/\/host:port/);
+    // A bad port is named as such (it was "not a URL"), and a password in the URL is never quoted.
+    for (const url of ['redis://127.0.0.1:notaport', 'redis://ops:hunter2@127.0.0.1:99999', 'rediss://[::1]:6379x']) {
+      const e = caught<Error>(() => resolveRedisUrl(url, 'indexbot.json', {}));
+      expect(e.message, url).toMatch(/\(its port is not a number from 1 to 65535\)$/);
+      expect(e.message).not.toContain('hunter2');
+    }
+    expect(() => resolveRedisUrl('redis//x', 'indexbot.json', {})).toThrow(/\(not a URL\)$/);
     expect(redactRedisUrl('redis-cluster://:hunter2@a:7000,b:7001')).toBe('redis-cluster://:***@a:7000,b:7001');
     expect(redactRedisUrl('rediss-cluster://ops:hunter2@a:7000')).toBe('rediss-cluster://***:***@a:7000');
     expect(redactRedisUrl('redis-cluster://a:7000')).toBe('redis-cluster://a:7000');

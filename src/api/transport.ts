@@ -15,9 +15,10 @@ import {
   TimeoutError,
   type ValidationIssue,
   apiErrorFor,
+  eitherSignal,
   sleep,
 } from '../core/index.ts';
-import { type Priority, RateGate, type RateGateSeed, type RateGateState, type SharedBudget, credentialDigest, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
+import { type Permit, type Priority, RateGate, type RateGateSeed, type RateGateState, type SharedBudget, credentialDigest, type Tier, type TierLimits, tierLimits } from '../ratelimit/index.ts';
 import type { Page } from './pagination.ts';
 
 /** The error codes of the contract; any other is passed through and warned about once. */
@@ -120,7 +121,12 @@ export class Transport {
         const spec = (config as TaggedConfig).indexbot?.spec;
         if (spec) o.observer?.onRetry?.(endpointTemplate(spec));
         o.logger.warn({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
-        await sleep(o.clock, delay, whileWaiting(config as TaggedConfig));
+        const waiting = whileWaiting(config as TaggedConfig);
+        try {
+          await sleep(o.clock, delay, waiting.signal);
+        } finally {
+          waiting.done();
+        }
       },
     });
   }
@@ -244,7 +250,13 @@ export class Transport {
       const cred = await this.credential(spec.auth);
       if (cred.token) config.headers.set('Authorization', `Bearer ${cred.token}`);
       else config.headers.delete('Authorization');
-      const permit = await cred.gate.acquire(spec.priority, whileWaiting(config));
+      const waiting = whileWaiting(config);
+      let permit: Permit;
+      try {
+        permit = await cred.gate.acquire(spec.priority, waiting.signal);
+      } finally {
+        waiting.done();
+      }
       let res: AxiosResponse;
       const started = this.o.clock.now();
       try {
@@ -336,12 +348,9 @@ export function endpointTemplate(spec: Pick<RequestSpec, 'method' | 'path'>): st
   return `${spec.method} ${spec.path.replace(/^\/indexes\/[^/]+/, '/indexes/{index_id}')}`;
 }
 
-/** What ends a request while it waits to be sent: its own signal, or its wait signal. */
-function whileWaiting(config: TaggedConfig): AbortSignal | undefined {
-  const signal = config.signal as AbortSignal | undefined;
-  const waitSignal = config.indexbot?.spec.waitSignal;
-  if (!waitSignal) return signal;
-  return signal ? AbortSignal.any([signal, waitSignal]) : waitSignal;
+/** While a request waits to be sent, its wait signal ends it as its own signal does; once sent, only its own. */
+function whileWaiting(config: TaggedConfig): ReturnType<typeof eitherSignal> {
+  return eitherSignal(config.signal as AbortSignal | undefined, config.indexbot?.spec.waitSignal);
 }
 
 function isRetryable(error: unknown): boolean {

@@ -285,7 +285,7 @@ export function researchInputs(flags: BacktestInputFlags, config: Config, cache:
     to: held.to,
     settings,
     logger: runs.logger,
-    /** Says how many info lines the runs logged that were not written, if any. */
+    /** Once the runs are done: lines counted and never written are said to exist, so a user knows where to look. */
     sayUnshown(command: string): void {
       const lines = runs.counted();
       if (lines > 0) logger.info({ lines }, `${command}: the runs logged ${lines} info lines, not shown; --log-level debug shows them`);

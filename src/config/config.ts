@@ -6,7 +6,7 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, LOG_LEVELS, describeIssues, type LogFormat, type LogLevel, MAX_TIMER_MS, UsageError } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, describeIssues, inputError, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
 import { redisUrlProblem } from '../redis/index.ts';
 
 /**
@@ -308,8 +308,7 @@ function layered<T>(flag: string, fromFlag: T | undefined, envName: string, env:
   /** `echo: false` for a value that may hold a secret. */
   const refuse = (expected: string, echo = true): never => {
     const got = echo ? `${expected}, got ${JSON.stringify(value)}` : expected;
-    if (fromFlag !== undefined) throw new UsageError(`${flag}: ${got}`);
-    throw new ConfigError(fromEnvVar !== undefined ? `${envName}: ${got}` : `${path}: ${key}: ${got}`);
+    throw inputError(fromFlag !== undefined ? `${flag}: ${got}` : fromEnvVar !== undefined ? `${envName}: ${got}` : `${path}: ${key}: ${got}`, fromFlag !== undefined);
   };
   return { value, refuse };
 }
@@ -345,22 +344,23 @@ export const isLoopback = (host: string) => host === 'localhost' || host === '::
 
 function resolveHttp(listen: string | undefined, source: string, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
   if (listen === undefined) return undefined;
+  const fromFlag = source === '--http';
   const address = parseListenAddress(listen);
   if (!address) {
     const message = `${source}: expected host:port such as 127.0.0.1:9464, got ${JSON.stringify(listen)}`;
-    throw source === '--http' ? new UsageError(message) : new ConfigError(message);
+    throw inputError(message, fromFlag);
   }
   const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
   if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
   // Dotted digits that are no IPv4 address (999.1.1.1) would be taken for a host name and told to need a token.
   if (/^[\d.]+$/.test(address.host) && isIP(address.host) === 0) {
     const message = `${source}: ${address.host} is not an IP address (each of its four parts is 0 to 255), in ${JSON.stringify(listen)}`;
-    throw source === '--http' ? new UsageError(message) : new ConfigError(message);
+    throw inputError(message, fromFlag);
   }
   if (!isLoopback(address.host) && token === undefined) {
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
-  return { ...address, source: `${source} ${listen}`, fromFlag: source === '--http', token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+  return { ...address, source: `${source} ${listen}`, fromFlag, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
 }
 
 /**

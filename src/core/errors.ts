@@ -40,6 +40,11 @@ export class UsageError extends IndexbotError {
   }
 }
 
+/** A bad value, as what gave it calls for: a flag's is a usage error (exit 64), the config file's a config error (78). */
+export function inputError(message: string, fromFlag: boolean): UsageError | ConfigError {
+  return fromFlag ? new UsageError(message) : new ConfigError(message);
+}
+
 /**
  * A port taken or an address we may not bind is one line naming what asked for it (`--port 7420`,
  * `--http 127.0.0.1:9464`, a config key), not a stack trace; any other failure is returned as is.
@@ -47,7 +52,7 @@ export class UsageError extends IndexbotError {
  */
 export function listenFailure(e: unknown, host: string, port: number, named: { port: string; host: string; fromFlag?: boolean }): unknown {
   const code = (e as NodeJS.ErrnoException).code;
-  const refuse = (message: string) => (named.fromFlag === false ? new ConfigError(message) : new UsageError(message));
+  const refuse = (message: string) => inputError(message, named.fromFlag !== false);
   if (code === 'EADDRINUSE') return refuse(`${named.port}: ${host}:${port} is already in use; pick another port, or 0 for any free one`);
   if (code === 'EACCES') return refuse(`${named.port}: not allowed to listen on ${host}:${port} (a port under 1024 needs privileges)`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return refuse(`${named.host}: not an address of this machine (${code})`);

@@ -3,8 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { isLoopback } from '../config/index.ts';
 
 /**
- * Compares a request's bearer token with the configured one in constant time: both are hashed
- * first, so neither the length nor the first differing byte shows in the timing.
+ * A request's bearer token against the configured one: none given, wrong, or right. Compared
+ * in constant time (both hashed first, so neither the length nor the first differing byte
+ * shows in the timing); whether one was given at all is the caller's own knowledge.
  */
 export function bearerCheck(req: IncomingMessage, token: string): 'ok' | 'missing' | 'wrong' {
   const header = req.headers.authorization;

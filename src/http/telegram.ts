@@ -1,5 +1,5 @@
 import type { SinkConfig } from '../alerts/index.ts';
-import { type Logger, StrategyError } from '../core/index.ts';
+import { type Logger, StrategyError, eitherSignal } from '../core/index.ts';
 import type { BotControl } from './server.ts';
 
 type TelegramSink = Extract<SinkConfig, { type: 'telegram' }>;
@@ -146,13 +146,15 @@ export class TelegramCommands {
 
   private async call<T = unknown>(method: string, body: unknown): Promise<T> {
     const timeoutMs = ((this.o.pollTimeoutS ?? 25) + 10) * 1000;
-    const res = await fetch(`${this.base}/${method}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]),
-    });
-    const parsed = (await res.json().catch(() => undefined)) as { ok?: boolean; result?: T; description?: string } | undefined;
+    const ended = eitherSignal(this.abort.signal, AbortSignal.timeout(timeoutMs));
+    let res: Response;
+    let parsed: { ok?: boolean; result?: T; description?: string } | undefined;
+    try {
+      res = await fetch(`${this.base}/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: ended.signal });
+      parsed = (await res.json().catch(() => undefined)) as typeof parsed;
+    } finally {
+      ended.done();
+    }
     if (!res.ok || !parsed?.ok) throw new Error(`${method}: HTTP ${res.status}${parsed?.description ? ` ${parsed.description.slice(0, 200)}` : ''}`);
     return parsed.result as T;
   }

@@ -78,7 +78,7 @@ export class Poller {
     this.driftThreshold = o.driftThreshold ?? 0.02;
     this.backoffBaseMs = o.backoffBaseMs ?? 5_000;
     this.backoffMaxMs = o.backoffMaxMs ?? 300_000;
-    // One shutdown signal is shared by every request in flight, each adding a listener.
+    // Each shutdown signal is shared by every request, each adding a listener while it waits or runs.
     setMaxListeners(0, this.abort.signal, this.stopWaiting.signal);
     const now = this.clock.now();
     const last = new Map(o.store.jobStates().map((s) => [s.job, s.lastSuccessAt]));
@@ -178,6 +178,7 @@ export class Poller {
     const started = this.clock.now();
     const lateMs = started - Math.max(run.nextDueAt, run.finishedAt);
     let ok = false;
+    let stopped = false;
     try {
       const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
       if (job.kind === 'rebalancing') await this.priceAddedTokens(snapshot.value as Rebalance[] | undefined, started);
@@ -193,7 +194,8 @@ export class Poller {
       if (result.events.length > 0) this.o.onEvents?.(result.events);
     } catch (e) {
       // Stopped, not failed: nothing to back off from or record.
-      if (this.abort.signal.aborted || e === this.stopWaiting.signal.reason) return;
+      stopped = this.abort.signal.aborted || e === this.stopWaiting.signal.reason;
+      if (stopped) return;
       run.failures++;
       // The rebalancing feed backs off from its interval to a few intervals at most: an
       // announcement made while the server misbehaves is seen soon after it recovers.
@@ -212,7 +214,8 @@ export class Poller {
       }
     } finally {
       run.finishedAt = this.clock.now();
-      this.o.onPoll?.({ job: job.name, ok, lateMs, durationMs: run.finishedAt - started });
+      // A poll the stop dropped neither succeeded nor failed: metrics and benchmarks do not count it.
+      if (!stopped) this.o.onPoll?.({ job: job.name, ok, lateMs, durationMs: run.finishedAt - started });
     }
   }
 }

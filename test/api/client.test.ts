@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { getEventListeners } from 'node:events';
 import { AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
 import { IndexClient, type IndexClientOptions } from '../../src/api/index.ts';
@@ -336,5 +337,47 @@ describe('configuration', () => {
     expect(gates[0]!.name).toMatch(/^key:[0-9a-f]{8}$/);
     expect(gates[0]!.name).not.toContain('sk_state');
     expect(gates[0]).toMatchObject({ limit: 300, burst: 500, remaining: 250, sent: 1 });
+  });
+});
+
+describe('waitSignal: ends a call only while it waits its turn', () => {
+  const held = (s: AbortSignal) => {
+    // Node's record of signals made from this one by AbortSignal.any: on Node 20 it kept one per call, for good.
+    const dependants = Object.getOwnPropertySymbols(s).find((k) => k.description === 'kDependantSignals');
+    return { listeners: getEventListeners(s, 'abort').length, dependants: dependants ? (s as unknown as Record<symbol, Set<unknown>>)[dependants]!.size : 0 };
+  };
+  const tokens = () => ({ body: envelope([token(1)], { pagination: { page: 1, limit: 10, total: 1 } }) });
+
+  it('leaves nothing on a long-lived signal after many calls', async () => {
+    const { c } = client(tokens);
+    const own = new AbortController();
+    const wait = new AbortController();
+    // Within the public tier's burst: no call waits for a token.
+    for (let i = 0; i < 80; i++) await c.listTokens({ signal: own.signal, waitSignal: wait.signal });
+    expect(held(own.signal)).toEqual({ listeners: 0, dependants: 0 });
+    expect(held(wait.signal)).toEqual({ listeners: 0, dependants: 0 });
+  });
+
+  it('cuts a retry backoff short with its reason, and leaves a request already sent to finish', async () => {
+    const wait = new AbortController();
+    const stopped = new Error('stopped');
+    // A 503, then a long backoff: the wait signal ends the call there, with its own reason.
+    const backoff = client(
+      () => {
+        setTimeout(() => wait.abort(stopped), 20);
+        return { status: 503, body: errorBody('SERVICE_UNAVAILABLE', 'down') };
+      },
+      { retryBaseMs: 60_000, random: () => 0.99 },
+    );
+    await expect(backoff.c.listTokens({ waitSignal: wait.signal })).rejects.toBe(stopped);
+    expect(backoff.log).toHaveLength(1);
+    // Aborted while the request is on its way: the answer still comes back.
+    const late = new AbortController();
+    const sent = client(async () => {
+      late.abort(stopped);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return tokens();
+    });
+    await expect(sent.c.listTokens({ waitSignal: late.signal })).resolves.toMatchObject({ items: [{ symbol: 'T1' }] });
   });
 });

@@ -120,3 +120,36 @@ describe('Poller', () => {
     expect(log.map((r) => r.path)).toEqual(['/indexes/sindex/composition', '/indexes/sindex/performance']);
   });
 });
+
+describe('Poller.stop', () => {
+  it('drops a rebalancing poll whose added token was still waiting to be priced: nothing stored, nothing recorded, for the next start to store whole', async () => {
+    const clock = new ManualClock();
+    const announced = {
+      id: 'rb_1',
+      index_id: 'sindex',
+      status: 'announced',
+      announced_at: new Date(clock.now() - 60_000).toISOString(),
+      effective_at: new Date(clock.now() + 3_600_000).toISOString(),
+      completed_at: null,
+      reason: 'scheduled',
+      changes: [{ address: 'NewTok'.padEnd(44, '1'), symbol: 'NEW', action: 'add', old_weight: 0, new_weight: 0.1 }],
+    };
+    const fake = fakeTransport(() => ({ body: envelope([announced], { pagination: { page: 1, limit: 100, total: 1 } }) }), clock);
+    // One request a minute: the feed's goes, the token list's waits at the gate (the clock never moves).
+    const client = new IndexClient({ baseUrl: 'http://api.test/v1', apiKey: 'sk_test_key', adapter: fake.adapter, retries: 0, clock, tier: 'enterprise', enterpriseLimits: { limit: 1, burst: 1 } });
+    const store = SnapshotStore.open(tempDbPath());
+    const polled: unknown[] = [];
+    const poller = new Poller({ client, store, jobs: [{ name: 'rebalancing:sindex', kind: 'rebalancing', indexId: 'sindex', intervalMs: 2_000 }], clock, onPoll: (p) => polled.push(p) });
+    const [run] = poller.tick();
+    while (fake.log.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await poller.stop(10_000);
+    await run;
+    expect(fake.log.map((r) => r.path)).toEqual(['/indexes/sindex/rebalancing']);
+    // Before, the pricing failure was logged and the announcement stored without the token's price.
+    expect(store.lastEventSeq()).toBe(0);
+    expect(store.jobStates()).toEqual([]);
+    expect(polled).toEqual([]);
+    store.close();
+  });
+});

@@ -253,6 +253,10 @@ describe('tokenPriceAt falls back to the token list', () => {
     store.upsertToken({ address, symbol: 'AURY', name: 'Aury', decimals: 6, price_usd: 0.25 } as never, 1_000);
     expect(store.tokenSymbol(address)).toBe('AURY');
     expect(instrumentLabel(store, `token:${address}`)).toBe('AURY');
+    // A composition's symbol, where one names the token, comes first: the list may lag a rename.
+    const c = composition('2026-11-22T10:00:00.000Z');
+    ingest(store, snap({ ...c, constituents: [{ ...c.constituents[0]!, address, symbol: 'AURY2', weight: 1, target_weight: 1 }] }), 'sindex', 2_000, 0.02);
+    expect(store.tokenSymbol(address)).toBe('AURY2');
     store.close();
   });
 });

@@ -99,6 +99,7 @@ export function renderHtml(report: BacktestReport): string {
   ]);
   const instruments = report.instruments.map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
   const rejections = report.rejections.byReason.map((r) => [r.code, String(r.count), r.instruments.map((i) => labelOf(report, i)).join(', '), r.example]);
+  const alerts = report.alerts.list.map((a) => [a.at!.slice(0, 16).replace('T', ' '), a.message]);
   const open = report.openPositions.map((p) => [labelOf(report, p.instrument), amount(p.quantity), amount(p.price), usd(p.valueUsd), usd(p.unrealisedPnl)]);
   const dd = report.drawdowns.map((d) => [d.start!.slice(0, 10), d.trough!.slice(0, 10), d.recovery?.slice(0, 10) ?? 'not yet', pct(d.depth), `${fixed(d.days, 1)} d`]);
   const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId}: ${g.from} .. ${g.to}`));
@@ -109,7 +110,7 @@ body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 
 table{border-collapse:collapse;margin:6px 0 14px}td,th{padding:3px 9px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}tbody th,thead th:first-child{text-align:left}
 h2{margin:28px 0 6px;font-size:18px}figure{margin:8px 0 18px}figcaption{font-weight:600;margin:0 0 4px}code{background:#f4f4f4;padding:1px 4px}
 .warn{color:#b45309;font-weight:600;cursor:help}.warnings{background:#fff7e6;border:1px solid #f5d08a;padding:6px 10px}
-.scroll{max-height:360px;overflow:auto;border:1px solid #eee}.note{color:#555;font-size:13px}
+.scroll{max-height:360px;overflow:auto;border:1px solid #eee}.alerts td{text-align:left;white-space:normal}.note{color:#555;font-size:13px}
 .trade-marker{position:absolute;width:0;height:0;border-left:6px solid transparent;border-right:6px solid transparent;transform:translate(-6px,-4px);cursor:help;z-index:5}
 .trade-marker.buy{border-bottom:10px solid #15803d}.trade-marker.sell{border-top:10px solid #b91c1c;transform:translate(-6px,-6px)}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.95);border:1px solid #bbb;padding:4px 8px;font-size:12px;display:none;z-index:10;white-space:pre}
@@ -131,6 +132,8 @@ ${monthlyTable(report)}
 ${dd.length === 0 ? '<p>None: the curve never fell below a previous peak.</p>' : table(['peak', 'trough', 'recovered', 'depth', 'length'], dd)}
 <h2>P&amp;L by instrument (USD)</h2>
 ${instruments.length === 0 ? '<p>No trades.</p>' : table(['instrument', 'buys', 'sells', 'fees', 'realised', 'unrealised', 'total'], instruments)}
+<h2>Alerts: ${report.alerts.count}</h2>
+${alerts.length === 0 ? '<p>The strategy raised no alert.</p>' : `${report.alerts.count > alerts.length ? `<p class="note">The first ${alerts.length}.</p>` : ''}<div class="scroll">${table(['time (UTC)', 'message'], alerts, 'alerts')}</div>`}
 <h2>Rejected orders: ${report.rejections.count}</h2>
 ${rejections.length === 0 ? '<p>The paper broker refused no order.</p>' : table(['reason', 'count', 'instruments', 'first message'], rejections, 'rejections')}
 <h2>Open positions at the end: ${open.length}</h2>

@@ -1,4 +1,4 @@
-export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type IndexCoverage } from './replay.ts';
+export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type BacktestAlert, type IndexCoverage } from './replay.ts';
 export { openCache } from './inputs.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
 export { buildReport, reportJson, REPORT_FORMAT, type BacktestReport } from './report.ts';

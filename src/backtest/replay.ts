@@ -68,7 +68,10 @@ export interface BacktestResult {
   labels: Record<string, string>;
   fillsHash: string;
   eventCounts: Record<string, number>;
+  /** Alerts the strategy raised (`ctx.alert`): there are no sinks in a backtest, so they are logged as they come and kept here. */
   alerts: number;
+  /** The first {@link KEPT_ALERTS} of them, in order: memory stays flat however often a strategy alerts. */
+  alertList: BacktestAlert[];
   parked: { count: number; errors: string[] };
   /**
    * Daily closes of the strategy's equity: the first point (at `from`, the starting cash), one
@@ -85,6 +88,17 @@ export interface BacktestResult {
   /** The strategy's `ctx.state` at the end, key by key: what it concluded (not part of the report). */
   finalState: Record<string, unknown>;
 }
+
+/** An alert a strategy raised in a backtest, at the simulated time of the event it answered. */
+export interface BacktestAlert {
+  at: number;
+  message: string;
+  data: unknown;
+  eventId: string;
+}
+
+/** Alerts a run keeps for its report; the rest are counted (and were logged). */
+export const KEPT_ALERTS = 1_000;
 
 /**
  * Replays cached history through the live detector and strategy runtime on a simulated
@@ -110,13 +124,15 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const fills: BacktestResult['fills'] = [];
   const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
+  const alertList: BacktestAlert[] = [];
+  const runLogger = o.logger ?? silentLogger;
   const runtime = new StrategyRuntime({
     store: ledger,
     events: log,
     market,
     strategies: [o.strategy],
     clock,
-    logger: o.logger ?? silentLogger,
+    logger: runLogger,
     paper: { initialCash: settings.cash, feeBps: settings.feeBps, slippageBps: settings.slippageBps },
     // A deterministic handler that failed once fails again: park at once, and say so in the report.
     maxAttempts: 1,
@@ -128,7 +144,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     // V8's slow path and gave each copy a map of its own (about 270 bytes more per fill).
     onFill: (_s, f, eventId) => fills.push({ instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId }),
     onReject: (_s, r, eventId) => rejections.push({ instrument: r.instrument, side: r.side, code: r.code, reason: r.reason, at: r.at, eventId }),
-    onAlert: () => alerts++,
+    onAlert: (_s, message, data, eventId, at) => {
+      alerts++;
+      if (alertList.length < KEPT_ALERTS) alertList.push({ at, message, data, eventId });
+      runLogger.info({ strategy: name, at: new Date(at).toISOString(), data }, `alert: ${message}`);
+    },
     // The ledger is private and thrown away: the report takes fills, book and state from the runtime.
     memoryOnly: true,
   });
@@ -183,6 +203,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       fillsHash: hashOfJson(fills),
       eventCounts: log.counts(),
       alerts,
+      alertList,
       parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
       equity: equityCloses,
       navs: navCloses,

@@ -70,6 +70,8 @@ export function buildReport(r: BacktestResult) {
     instruments: instrumentPnl(ledger.rows, r.openPositions).map((x) => roundAll(x)),
     /** Each instrument key above as people read it: a token's symbol, an index's id. */
     labels: r.labels,
+    /** What the strategy raised with `ctx.alert`: every one counted, the first ones listed (a backtest has no sinks). */
+    alerts: { count: r.alerts, list: r.alertList.map((a) => ({ at: iso(a.at), message: a.message, data: a.data ?? null, eventId: a.eventId })) },
     rejections: {
       count: r.rejections.length,
       byReason: rejectionSummary(r.rejections),

@@ -1,3 +1,4 @@
+import { plainText } from '../core/index.ts';
 import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
@@ -115,6 +116,11 @@ export function renderTable(report: BacktestReport): string {
       .slice(-LIST_LIMIT)
       .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, amount(f.quantity), amount(f.price), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
+  }
+  if (report.alerts.count > 0) {
+    const shown = report.alerts.list.slice(0, LIST_LIMIT);
+    lines.push('', `Alerts: ${report.alerts.count}${report.alerts.count > shown.length ? `; the first ${shown.length}` : ''}`);
+    lines.push(formatTable([['time', 'message'], ...shown.map((a) => [a.at!.slice(0, 16), plainText(a.message)])]));
   }
   lines.push('', `Rejected orders: ${report.rejections.count}`);
   if (report.rejections.count > 0) {

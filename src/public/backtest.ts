@@ -10,7 +10,19 @@
  * On worker threads, post `history.share()` to each, which replays the same memory with
  * `RecordedHistory.fromShared(cache, shared)`.
  */
-export { runBacktest, openCache, buildReport, reportJson, renderHtml, renderTable, type BacktestOptions, type BacktestResult, type BacktestReport, type IndexCoverage } from '../backtest/index.ts';
+export {
+  runBacktest,
+  openCache,
+  buildReport,
+  reportJson,
+  renderHtml,
+  renderTable,
+  type BacktestOptions,
+  type BacktestResult,
+  type BacktestAlert,
+  type BacktestReport,
+  type IndexCoverage,
+} from '../backtest/index.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from '../backtest/index.ts';
 export { returnMetrics, strategyMetrics, type ReturnMetrics, type StrategyMetrics, type EquityPoint, type TradeFill } from '../backtest/index.ts';
 export { loadStrategy, loadStrategies, type LoadedStrategy, type LoadOptions } from '../strategy/index.ts';

@@ -36,7 +36,8 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Events detected before this time are flagged replayed. @default the runtime's creation */
   startedAt?: number;
-  onAlert?: (strategy: string, message: string, data: unknown) => void;
+  /** Each alert a committed handler call raised, with the id of its event and its (simulated) time. */
+  onAlert?: (strategy: string, message: string, data: unknown, eventId: string, at: number) => void;
   /** Each committed fill, with the id of the event whose handler made it. */
   onFill?: (strategy: string, fill: Fill, eventId: string) => void;
   /** Each order the broker refused in a handler call that returned, with the event's id. */
@@ -431,7 +432,7 @@ class StrategyRunner {
           this.nothing = nothingDone(result.book);
           this.bookView = undefined;
         }
-        for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data);
+        for (const a of result.alerts) this.o.onAlert?.(this.name, a.message, a.data, event.id, a.at);
         for (const f of result.fills) this.o.onFill?.(this.name, fillView(f), event.id);
         for (const r of result.rejects) this.o.onReject?.(this.name, r, event.id);
         return true;

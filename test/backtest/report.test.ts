@@ -3,6 +3,7 @@ import { amount, buildReport, renderHtml, renderTable, runBacktest } from '../..
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 
 async function report(name: string) {
   const file = new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
@@ -13,6 +14,35 @@ async function report(name: string) {
     cache.close();
   }
 }
+
+describe('report: alerts', () => {
+  it('keeps what ctx.alert raised (a backtest has no sinks): logged as it comes, listed in report.json, the table and the page', async () => {
+    const file = new URL('../../strategies/rebalance-alert.ts', import.meta.url).pathname;
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const { logger, lines } = captureLogger();
+    let result: Awaited<ReturnType<typeof runBacktest>>;
+    try {
+      result = await runBacktest({ cache, strategy: withParams(await loadStrategyModule(file), file, {}), indexes: ['x'], from: T0, to: T0 + 119 * H, logger });
+    } finally {
+      cache.close();
+    }
+    const r = buildReport(result);
+    // Before, only a count survived (report.json events.alerts), and nothing was written anywhere.
+    expect(r.alerts.count).toBeGreaterThan(0);
+    expect(r.alerts.count).toBe(r.events.alerts);
+    expect(r.alerts.list).toHaveLength(r.alerts.count);
+    const first = r.alerts.list[0]!;
+    expect(first.message).toMatch(/^x rebalance (announced|completed|cancelled)/);
+    expect(first.eventId).toMatch(/^rebalance\.(announced|completed|cancelled):x:/);
+    expect(first.at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(lines.filter((l) => l.includes('"msg":"alert: x rebalance'))).toHaveLength(r.alerts.count);
+    expect(renderTable(r)).toContain(`\nAlerts: ${r.alerts.count}\ntime `);
+    expect(renderTable(r)).toContain(`${first.at!.slice(0, 16)}  ${first.message}`);
+    const html = renderHtml(r);
+    expect(html).toContain(`<h2>Alerts: ${r.alerts.count}</h2>`);
+    expect(html.match(/<table class="alerts">.*?<\/table>/s)![0].match(/<tr>/g)).toHaveLength(r.alerts.count + 1);
+  });
+});
 
 describe('report: refused orders, open positions, a short window', () => {
   it('counts refused orders by reason and lists what is held at the end, in report.json, the table and the page', async () => {

@@ -2,9 +2,9 @@ import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { amount, formatTable } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { checkLookahead } from '../research/index.ts';
+import { type Decision, checkLookahead } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type BacktestInputFlags, backtestInputs, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
@@ -13,6 +13,7 @@ interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
   params?: Record<string, unknown>[];
   maxChecks: number;
   json?: boolean;
+  allowFailures?: boolean;
 }
 
 const iso = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
@@ -27,7 +28,8 @@ export function registerCheckLookaheadCommand(program: Command): void {
     )
       .option('--params <json>', "strategy params over the config's", paramsOption)
       .option('--max-checks <n>', 'most replays on a cut cache; past it, decision times are picked evenly', intOption(1, 10_000), 50)
-      .option('--json', 'print the result as JSON'),
+      .option('--json', 'print the result as JSON')
+      .option('--allow-failures', 'exit 0 even when a strategy handler failed on events (skipped: the check covers what the rest did)'),
     'config',
     'db',
     ...LOG_FLAGS,
@@ -61,20 +63,21 @@ export function registerCheckLookaheadCommand(program: Command): void {
     if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);
     else {
       const lines = [`check-lookahead ${r.strategy} ${iso(rest.from)} .. ${iso(rest.to)}: ${r.decisions} decisions at ${r.decisionTimes} times; replayed on the cache cut at ${r.checked} of them`];
-      if (r.differences.length === 0) lines.push(r.decisions === 0 ? 'no decisions to check: the strategy placed no order in this range' : 'PASS no decision changed when the cache was cut at it');
+      const skipped = r.failedEvents > 0 ? ` (of what its handlers did: they failed on ${r.failedEvents} event(s), skipped)` : '';
+      const decisionRow = (d: Decision) => [iso(d.at), d.eventId, d.side, d.instrument, d.outcome, amount(d.quantity)];
+      if (r.differences.length === 0)
+        lines.push(r.decisions === 0 ? `no decisions to check: the strategy placed no order in this range${skipped}` : `PASS no decision changed when the cache was cut at it${skipped}`);
       else {
         lines.push(`FAIL ${r.differences.length} decision(s) differ between the whole cache and the cache cut at their time: the strategy learns from outside its context`);
-        const rows = r.differences.map((d) => [
-          iso(d.cutAt),
-          iso(d.decision.at),
-          d.decision.eventId,
-          d.decision.side,
-          d.decision.instrument,
-          d.decision.outcome,
-          amount(d.decision.quantity),
-          d.seenIn,
-        ]);
+        const rows = r.differences.map((d) => [iso(d.cutAt), ...decisionRow(d.decision), d.seenIn]);
         lines.push(formatTable([['cut at', 'decided at', 'event', 'side', 'instrument', 'outcome', 'quantity', 'made by'], ...rows]));
+      }
+      if (r.carriedOver.length > 0) {
+        lines.push(
+          `FAIL ${r.carriedOver.length} decision(s) differ when the whole range runs again on the same loaded module, as a sweep's runs do: the strategy keeps state between runs outside ctx.state (a module variable?), so a sweep's results depend on the order of its runs`,
+        );
+        const rows = r.carriedOver.map((d) => [...decisionRow(d.decision), d.seenIn === 'full only' ? 'first run' : 'second run']);
+        lines.push(formatTable([['decided at', 'event', 'side', 'instrument', 'outcome', 'quantity', 'made by'], ...rows]));
       }
       for (const c of r.clockCalls) {
         lines.push(`WARN ${c.call} called ${c.count} time(s) at ${relative(process.cwd(), c.location)}: a backtest's time is ctx.clock.now(); the wall clock differs on every run`);
@@ -82,6 +85,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
       if (r.globals.length > 0) lines.push(`WARN the strategy created globals (${r.globals.join(', ')}): they outlive a run and can carry the future into the next`);
       process.stdout.write(`${lines.join('\n')}\n`);
     }
-    if (r.differences.length > 0) process.exitCode = 1;
+    if (r.differences.length > 0 || r.carriedOver.length > 0) process.exitCode = 1;
+    failOnHandlerErrors('the check', r.failedEvents, `first: ${r.firstFailure}; the check covers only what the other events led to`, flags.allowFailures);
   });
 }

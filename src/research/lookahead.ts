@@ -4,14 +4,16 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
 import { CacheCopy, SnapshotStore } from '../store/index.ts';
-import { loadStrategy, sourceLocation } from '../strategy/index.ts';
+import { type LoadedStrategy, loadStrategy, sourceLocation } from '../strategy/index.ts';
 
 /**
  * The lookahead check: replay a strategy over the whole range, then, for each moment it
  * placed orders, replay it again on a copy of the cache cut at that moment, with the module
  * imported afresh. A strategy that learns only from its context decides the same both times;
  * one that reads the cache file itself, another file written from the future, or a global
- * filled by an earlier run decides differently, and each difference is reported.
+ * filled by an earlier run decides differently, and each difference is reported. The whole
+ * range is also replayed a second time on the same loaded module, as a sweep's runs share it:
+ * a module variable one run leaves behind changes the next run's decisions.
  */
 
 export interface LookaheadOptions extends Omit<BacktestOptions, 'strategy' | 'cache'> {
@@ -64,6 +66,16 @@ export interface LookaheadResult {
   clockCalls: ClockCall[];
   /** Globals that appeared while the strategy ran. */
   globals: string[];
+  /**
+   * Decisions that differ when the whole range runs again on the same loaded module (`full
+   * only`: the first run's; `cut only`: the second's): state kept between runs outside
+   * `ctx.state`, which makes a sweep's results depend on the order of its runs.
+   */
+  carriedOver: { decision: Decision; seenIn: Difference['seenIn'] }[];
+  /** Events the strategy's handlers failed on in the replay of the whole range (skipped): the check covers only what the rest did. */
+  failedEvents: number;
+  /** The first failure, `event id: error`; null when none failed. */
+  firstFailure: string | null;
 }
 
 export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResult> {
@@ -73,14 +85,15 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   const globalsBefore = o.globalsBefore ?? new Set(Object.getOwnPropertyNames(globalThis));
   const clock = watchWallClock(file);
   const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
-  const run = async (cachePath: string, to: number): Promise<BacktestResult> => {
+  let loaded: LoadedStrategy | undefined;
+  const run = async (cachePath: string, to: number, reuse = false): Promise<BacktestResult> => {
     // A strategy that opens the cache by itself, in a handler or when its module is evaluated
-    // (each run loads it afresh), finds it where the bot's own commands do.
+    // (each run but a reuse loads it afresh), finds it where the bot's own commands do.
     const previousDb = process.env.INDEXBOT_DB;
     process.env.INDEXBOT_DB = cachePath;
     const cache = SnapshotStore.open(cachePath, { readonly: true });
     try {
-      const strategy = await loadStrategy(file, o.params);
+      const strategy = reuse && loaded ? loaded : (loaded = await loadStrategy(file, o.params));
       return await runBacktest({ ...o, cache, strategy, to, onProgress: undefined });
     } finally {
       if (previousDb === undefined) delete process.env.INDEXBOT_DB;
@@ -91,6 +104,7 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   try {
     const full = await run(o.cachePath, o.to);
     const decisions = decisionsOf(full);
+    const carriedOver = compare(decisions, decisionsOf(await run(o.cachePath, o.to, true)), Number.POSITIVE_INFINITY);
     const times = [...new Set(decisions.map((d) => d.at))].sort((a, b) => b - a);
     const picked = evenly(times, maxChecks);
     const differences: Difference[] = [];
@@ -119,6 +133,9 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
       differences: differences.sort((a, b) => a.decision.at - b.decision.at || a.seenIn.localeCompare(b.seenIn)),
       clockCalls: clock.calls(),
       globals: Object.getOwnPropertyNames(globalThis).filter((g) => !globalsBefore.has(g)),
+      carriedOver,
+      failedEvents: full.parked.count,
+      firstFailure: full.parked.errors[0]?.split('\n')[0] ?? null,
     };
   } finally {
     clock.restore();

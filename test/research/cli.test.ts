@@ -21,10 +21,24 @@ describe('research commands', () => {
     const global = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/global-peeker.ts'], env);
     expect(global.status).toBe(1);
     expect(global.stdout).toContain('WARN the strategy created globals (__indexbotSeenNavs): they outlive a run and can carry the future into the next');
+    // A module variable carried into the next run on the same module (as a sweep's): it passed, exit 0.
+    const carrier = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/module-carrier.ts'], env);
+    expect(carrier.status).toBe(1);
+    expect(carrier.stdout).toContain('PASS no decision changed when the cache was cut at it');
+    expect(carrier.stdout).toContain("FAIL 2 decision(s) differ when the whole range runs again on the same loaded module, as a sweep's runs do");
+    // Handlers that failed: it said PASS and exited 0; now it fails as a backtest of them does, unless --allow-failures.
+    const failing = ['check-lookahead', '--strategy', 'test/fixtures/backtest/fail-better.ts', '--indexes', 'x', '--params', '{"fail":true}'];
+    const failed = await runCli(failing, env);
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toMatch(/^(PASS|no decisions).*\(of what its handlers did: they failed on \d+ event\(s\), skipped\)$/m);
+    expect(failed.stderr.trim().split('\n').at(-1)).toMatch(
+      /^indexbot: the check: strategy handlers failed on \d+ event\(s\), which were skipped \(first: performance\.updated:x:.*broken on purpose; the check covers only what the other events led to\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+    );
+    expect((await runCli([...failing, '--allow-failures'], env)).status).toBe(0);
     const clean = await runCli(['check-lookahead', '--strategy', 'rebalance-front-run', '--json'], env);
     expect(clean.status).toBe(0);
     const r = JSON.parse(clean.stdout);
-    expect(r).toMatchObject({ strategy: 'rebalance-front-run', differences: [], clockCalls: [], globals: [] });
+    expect(r).toMatchObject({ strategy: 'rebalance-front-run', differences: [], clockCalls: [], globals: [], carriedOver: [], failedEvents: 0 });
     expect(r.checked).toBeGreaterThan(0);
   }, 120_000);
 

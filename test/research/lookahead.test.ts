@@ -42,13 +42,34 @@ describe('check-lookahead', () => {
     delete (globalThis as { __indexbotSeenNavs?: unknown }).__indexbotSeenNavs;
   });
 
+  it("catches one that carries state from one run to the next in a module variable: a second run on the same module, as a sweep's, decides otherwise", async () => {
+    const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('module-carrier'), params: {} });
+    // Each cut replay imports the module afresh: the cuts see nothing (before, that was all the check ran).
+    expect(r.differences).toEqual([]);
+    expect(r.globals).toEqual([]);
+    expect(r.carriedOver.map((d) => [d.seenIn, d.decision.eventId])).toEqual([
+      ['full only', 'rebalance.announced:x:rb_x_1'],
+      ['cut only', 'rebalance.announced:x:rb_x_1'],
+    ]);
+    expect(r.carriedOver[1]!.decision.quantity).toBeCloseTo(2 * r.carriedOver[0]!.decision.quantity!, 6);
+  });
+
+  it('counts the events its handlers failed on, with the first error', async () => {
+    const failing = new URL('../fixtures/backtest/fail-better.ts', import.meta.url).pathname;
+    const r = await checkLookahead({ ...range, indexes: ['x'], cachePath: buildCache(), strategyFile: failing, params: { fail: true } });
+    expect(r.failedEvents).toBeGreaterThan(0);
+    expect(r.firstFailure).toMatch(/^performance\.updated:x:.*broken on purpose/);
+    const clean = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: example('rebalance-front-run'), params: {} });
+    expect([clean.failedEvents, clean.firstFailure, clean.carriedOver]).toEqual([0, null, []]);
+  });
+
   it('warns about the wall clock read inside a handler, with the line, and finds no difference when decisions do not use it', async () => {
     const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('clock-reader'), params: {} });
     expect(r.differences).toEqual([]);
-    // Once in the full replay and once in the replay cut at the one decision.
+    // Once in the full replay, once in its second run on the same module, once in the replay cut at the one decision.
     expect(r.clockCalls).toEqual([
-      { call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:10:\\d+$`)), count: 2 },
-      { call: 'new Date()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:11:\\d+$`)), count: 2 },
+      { call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:10:\\d+$`)), count: 3 },
+      { call: 'new Date()', location: expect.stringMatching(new RegExp(`^${fixture('clock-reader')}:11:\\d+$`)), count: 3 },
     ]);
     expect(Date.now).not.toHaveProperty('mock');
     expect(new Date(0).toISOString()).toBe('1970-01-01T00:00:00.000Z');
@@ -57,7 +78,7 @@ describe('check-lookahead', () => {
   it('blames the strategy for a clock its helper reads, not for the one its logger reads', async () => {
     const logger = createLogger({ format: 'json', destination: new PassThrough().resume() });
     const r = await checkLookahead({ ...range, cachePath: buildCache(), strategyFile: fixture('logging-clock-reader'), params: {}, logger });
-    expect(r.clockCalls).toEqual([{ call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('logging-clock-reader')}:12:\\d+$`)), count: 2 }]);
+    expect(r.clockCalls).toEqual([{ call: 'Date.now()', location: expect.stringMatching(new RegExp(`^${fixture('logging-clock-reader')}:12:\\d+$`)), count: 3 }]);
   });
 
   it.each(['rebalance-front-run', 'drift-reversion', 'rebalance-alert'])('finds the example %s clean', async (name) => {

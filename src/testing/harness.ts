@@ -16,7 +16,7 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
   params?: unknown;
   /** Token prices in USD the paper broker fills at and `ctx.data.tokenPrice` returns: by address, or a function of address and time. */
   prices?: Record<string, number> | ((address: string, at: number) => number | undefined);
-  /** Index values (NAV of one unit) by index id. */
+  /** Index values (NAV of one unit) by index id; an index it does not name is valued from the cache's history points, as of the event's time. */
   indexValues?: Record<string, number>;
   /**
    * What the cache holds, as the API returns it: compositions and rebalancing records, each
@@ -24,7 +24,7 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
    * backfill stores them. `ctx.data` reads them as it reads a live cache (a handler sees only
    * what was known by its event's time: a composition as of its `as_of`, a rebalancing record
    * from when it was fetched), and the paper broker takes a composition's token prices where
-   * `prices` names none.
+   * `prices` names none, and history points' values for an index `indexValues` does not name.
    */
   cache?: {
     compositions?: readonly { at: number; data: Composition }[];
@@ -74,7 +74,7 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
       historyBetween: (indexId, interval, from, to) => store.historyBetween(indexId, interval, from, to),
       navAt: (indexId, at) => {
         const nav = o.indexValues?.[indexId];
-        return nav === undefined ? undefined : { nav, asOf: at };
+        return nav === undefined ? store.navAt(indexId, at) : { nav, asOf: at };
       },
       tokenPriceAt: (address, at) => {
         const priceUsd = tokenPrice(address, at);

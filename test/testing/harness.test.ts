@@ -114,4 +114,26 @@ describe('runStrategy with a cache', () => {
     });
     expect(result.fills.map((f) => f.price)).toEqual([2, 4]);
   });
+
+  it('values index units from the history points given, as of each event, as a backtest does', async () => {
+    const unitBuyer = defineStrategy({
+      name: 'unit-buyer',
+      on: {
+        'performance.updated': async (event, ctx) => {
+          ctx.state.set(String(event.detectedAt), ctx.data.indexValue(event.indexId) ?? null);
+          await ctx.broker.buy({ instrument: { kind: 'index', indexId: event.indexId }, notionalUsd: 100 });
+        },
+      },
+    });
+    const result = await runStrategy({
+      strategy: unitBuyer,
+      events: [performanceUpdated({ nav: 101, at: day(2, 1) }), performanceUpdated({ nav: 102, at: day(3, 1) })],
+      cache: { history: [{ indexId: 'sindex', points: [day(1), day(2), day(3)].map((t, i) => ({ timestamp: iso(t), nav: 100 + i })) }] },
+      paper: { initialCash: 1_000, feeBps: 0, slippageBps: 0 },
+    });
+    // Before, only indexValues priced an index: the value was undefined and each buy refused with no_price.
+    expect(result.state).toEqual({ [String(day(2, 1))]: 101, [String(day(3, 1))]: 102 });
+    expect(result.rejections).toEqual([]);
+    expect(result.fills.map((f) => f.price)).toEqual([101, 102]);
+  });
 });

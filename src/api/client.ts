@@ -16,6 +16,7 @@ import {
   type Token,
   type TokenPair,
   buildSchemas,
+  hasVersionSegment,
 } from '../contract/index.ts';
 import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
 import type { Priority, RateGateSeed, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
@@ -400,9 +401,11 @@ function checkBaseUrl(raw: string): string {
     throw new ConfigError(`base URL is not a URL: ${JSON.stringify(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`base URL must be http(s), got ${url.protocol}`);
+    // The whole value: `localhost:7420` parses with the scheme "localhost:".
+    throw new ConfigError(`base URL must be http(s), got ${JSON.stringify(raw)}`);
   }
   if (url.username || url.password) throw new ConfigError('base URL must not carry credentials');
+  if (!hasVersionSegment(url)) throw new ConfigError(`base URL must end in the API's version segment /v1, such as ${url.origin}/v1; got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
 }
 

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
-import { TIERS, type Tier, type TierLimits } from '../contract/index.ts';
+import { TIERS, type Tier, type TierLimits, hasVersionSegment } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
 import { ConfigError, LOG_LEVELS, describeIssues, inputError, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
 import { redisUrlProblem } from '../redis/index.ts';
@@ -323,6 +323,8 @@ function checkBaseUrl(input: { value: string; refuse: (expected: string, echo?: 
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) input.refuse('expected an http(s) URL such as https://host/v1');
   if (url!.username || url!.password) input.refuse('expected a URL without credentials (the API key goes in INDEXBOT_API_KEY)', false);
+  // The spec's base address ends in its version: without it every route is a 404 that names no setting.
+  if (!hasVersionSegment(url!)) input.refuse(`expected the API's base URL, ending in its version segment /v1 (such as ${url!.origin}/v1)`);
 }
 
 function fromEnv(v: string, where: string, path: string, env: NodeJS.ProcessEnv): string {

@@ -315,6 +315,11 @@ describe('configuration', () => {
   it('rejects a bad base URL or page size with a clear error', () => {
     expect(() => new IndexClient({ baseUrl: 'not a url' })).toThrow(/base URL is not a URL/);
     expect(() => new IndexClient({ baseUrl: 'ftp://x/v1' })).toThrow(/http\(s\)/);
+    // The whole value, not the scheme it parses as ("localhost:").
+    expect(() => new IndexClient({ baseUrl: 'localhost:47931' })).toThrow('base URL must be http(s), got "localhost:47931"');
+    expect(() => new IndexClient({ baseUrl: 'http://127.0.0.1:47931' })).toThrow(
+      'base URL must end in the API\'s version segment /v1, such as http://127.0.0.1:47931/v1; got "http://127.0.0.1:47931"',
+    );
     expect(() => new IndexClient({ baseUrl: 'https://user:pw@x/v1' })).toThrow(/credentials/);
     expect(() => new IndexClient({ baseUrl: BASE, pageSize: 101 })).toThrow(/pageSize.*101/);
   });

@@ -74,6 +74,14 @@ describe('loadConfig', () => {
     expect(fail(() => loadConfig({ baseUrl: 'http://[::1' }, {}))).toBeInstanceOf(UsageError);
     const envUrl = fail(() => loadConfig({}, { INDEXBOT_BASE_URL: 'notaurl' }));
     expect([envUrl.constructor, envUrl.message]).toEqual([ConfigError, 'INDEXBOT_BASE_URL: expected an http(s) URL such as https://host/v1, got "notaurl"']);
+    // Without the version segment every route was a 404 that named no setting.
+    const unversioned = fail(() => loadConfig({ baseUrl: 'http://127.0.0.1:47931' }, {}));
+    expect([unversioned.constructor, unversioned.message]).toEqual([
+      UsageError,
+      `--base-url: expected the API's base URL, ending in its version segment /v1 (such as http://127.0.0.1:47931/v1), got "http://127.0.0.1:47931"`,
+    ]);
+    expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/api' }) }, {}))).toBeInstanceOf(ConfigError);
+    expect(loadConfig({ baseUrl: 'http://x/proxy/v1/' }, {}).baseUrl).toBe('http://x/proxy/v1/');
     const withSecret = fail(() => loadConfig({ baseUrl: 'https://me:hunter22@host/v1' }, {}));
     expect(withSecret.message).toBe('--base-url: expected a URL without credentials (the API key goes in INDEXBOT_API_KEY)');
     const badListen = fail(() => loadConfig({ baseUrl: 'http://x/v1', http: '127.0.0.1:99999' }, {}));

@@ -225,6 +225,15 @@ export type ReplayRangeOptions = Pick<BacktestOptions, 'indexes' | 'from' | 'to'
  * same options on the same cache give the same range: a sweep reads it once for all its runs.
  */
 export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { settings: BacktestResult['settings']; coverage: IndexCoverage[]; requested: TimeRange | null } {
+  // From plain JavaScript a date string got as far as the cache, which held "no history in that range".
+  for (const [name, value] of [
+    ['from', o.from],
+    ['to', o.to],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new TypeError(`Expected \`${name}\` to be a time in epoch ms (Date.parse('2026-06-01') gives one), got \`${String(value)}\` (${typeof value})`);
+    }
+  }
   const interval = o.interval ?? '1h';
   const settings = {
     indexes: [...o.indexes],

@@ -83,6 +83,16 @@ describe('backtest replay', () => {
     cache.close();
   });
 
+  it('refuses a range given as anything but epoch ms, naming the option (a date string read as "no history in that range")', async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const options = { cache, strategy: await strategy('announce-buyer'), indexes: ['x'], from: T0, to: T0 + 119 * H };
+    await expect(runBacktest({ ...options, from: '2025-03-01' as unknown as number })).rejects.toThrow(
+      "Expected `from` to be a time in epoch ms (Date.parse('2026-06-01') gives one), got `2025-03-01` (string)",
+    );
+    await expect(runBacktest({ ...options, to: Number.NaN })).rejects.toThrow(/^Expected `to` to be a time in epoch ms .*got `NaN` \(number\)$/);
+    cache.close();
+  });
+
   it('refuses to run past a gap larger than the threshold unless allowed, and reports it', async () => {
     const cache = SnapshotStore.open(buildCache({ skipHours: [40, 50] }), { readonly: true });
     const options = { cache, strategy: await strategy('announce-buyer'), indexes: ['x'], from: T0, to: T0 + 119 * H };

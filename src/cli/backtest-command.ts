@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -182,7 +182,7 @@ export function registerBacktestCommand(program: Command): void {
       failOnHandlerErrors(
         runs.length === 1 ? 'the run' : `${failed.length} of ${runs.length} runs`,
         failed.reduce((n, r) => n + r.events.parked.count, 0),
-        failed[0]?.events.parked.errors[0]?.split('\n')[0] ?? '',
+        failureLine(failed[0]?.events.parked.errors[0] ?? ''),
         flags.allowFailures,
       );
     } finally {
@@ -386,6 +386,15 @@ function writeReport(files: ReportFiles, dir: string): string {
  * After the output is written: runs whose handlers failed on events (skipped; the figures
  * miss what they would have done) fail the command, exit 1, unless `--allow-failures`.
  */
+/** A parked event's error as one line: its message, and where it was thrown when a frame outside the packages says (the strategy's file and line). */
+export function failureLine(error: string): string {
+  const [first = '', ...frames] = error.split('\n');
+  const at = frames
+    .map((f) => /\(([^()]+:\d+:\d+)\)\s*$/.exec(f)?.[1] ?? /^\s*at\s+(\S+:\d+:\d+)\s*$/.exec(f)?.[1])
+    .find((where) => where !== undefined && !where.startsWith('node:') && !where.includes('/node_modules/'));
+  return at === undefined ? first : `${first}, at ${relative(process.cwd(), at.replace(/^file:\/\//, ''))}`;
+}
+
 export function failOnHandlerErrors(which: string, events: number, detail: string, allowed: boolean | undefined): void {
   if (events === 0 || allowed) return;
   process.stderr.write(

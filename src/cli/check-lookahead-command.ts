@@ -4,7 +4,7 @@ import { amount, formatTable } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { type Decision, checkLookahead } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, failureLine, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
@@ -86,6 +86,6 @@ export function registerCheckLookaheadCommand(program: Command): void {
       process.stdout.write(`${lines.join('\n')}\n`);
     }
     if (r.differences.length > 0 || r.carriedOver.length > 0) process.exitCode = 1;
-    failOnHandlerErrors('the check', r.failedEvents, `first: ${r.firstFailure}; the check covers only what the other events led to`, flags.allowFailures);
+    failOnHandlerErrors('the check', r.failedEvents, `first: ${failureLine(r.firstFailure ?? '')}; the check covers only what the other events led to`, flags.allowFailures);
   });
 }

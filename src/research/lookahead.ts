@@ -74,7 +74,7 @@ export interface LookaheadResult {
   carriedOver: { decision: Decision; seenIn: Difference['seenIn'] }[];
   /** Events the strategy's handlers failed on in the replay of the whole range (skipped): the check covers only what the rest did. */
   failedEvents: number;
-  /** The first failure, `event id: error`; null when none failed. */
+  /** The first failure, `event id: error` and its stack; null when none failed. */
   firstFailure: string | null;
 }
 
@@ -135,7 +135,7 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
       globals: Object.getOwnPropertyNames(globalThis).filter((g) => !globalsBefore.has(g)),
       carriedOver,
       failedEvents: full.parked.count,
-      firstFailure: full.parked.errors[0]?.split('\n')[0] ?? null,
+      firstFailure: full.parked.errors[0] ?? null,
     };
   } finally {
     clock.restore();

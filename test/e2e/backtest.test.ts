@@ -106,7 +106,8 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     // Besides the JSON log lines (each failure logged), one line for the user.
     expect(failing.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'))).toEqual([
       expect.stringMatching(
-        /^indexbot: the run: strategy handlers failed on \d+ event\(s\), which were skipped \(.*strategy bug\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+        // With the file and line that threw (it was only in the JSON lines and report.json).
+        /^indexbot: the run: strategy handlers failed on \d+ event\(s\), which were skipped \(.*strategy bug, at test\/fixtures\/strategies\/mixed\/always-throws\.ts:(9|12):\d+\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
       ),
     ]);
     const report = JSON.parse(readFileSync(join(out, 'throws', 'report.json'), 'utf8'));

@@ -32,7 +32,7 @@ describe('research commands', () => {
     expect(failed.status).toBe(1);
     expect(failed.stdout).toMatch(/^(PASS|no decisions).*\(of what its handlers did: they failed on \d+ event\(s\), skipped\)$/m);
     expect(failed.stderr.trim().split('\n').at(-1)).toMatch(
-      /^indexbot: the check: strategy handlers failed on \d+ event\(s\), which were skipped \(first: performance\.updated:x:.*broken on purpose; the check covers only what the other events led to\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
+      /^indexbot: the check: strategy handlers failed on \d+ event\(s\), which were skipped \(first: performance\.updated:x:.*broken on purpose, at test\/fixtures\/backtest\/fail-better\.ts:\d+:\d+; the check covers only what the other events led to\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
     );
     expect((await runCli([...failing, '--allow-failures'], env)).status).toBe(0);
     const clean = await runCli(['check-lookahead', '--strategy', 'rebalance-front-run', '--json'], env);

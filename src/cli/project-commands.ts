@@ -27,7 +27,7 @@ export function registerProjectCommands(program: Command): void {
       if (!existing) files.push(['package.json', `${JSON.stringify(projectPackageJson(name), null, 2)}\n`]);
       // Before anything is written: a project whose own JavaScript is CommonJS would break.
       if (existing) refuseCommonJsProject(packagePath, existing, target);
-      writeNewFiles(target, files);
+      writeNewFiles(target, files, 'move it away, or pick another directory');
       const out = [`created ${name} in ${target}`];
       if (existing) {
         const { merged, changes } = mergePackageJson(existing, projectPackageJson(name));
@@ -50,7 +50,7 @@ export function registerProjectCommands(program: Command): void {
       const files = templateFiles(new URL('strategy/', TEMPLATES)).map(
         ([path, text]) => [path === 'strategy.ts' ? `strategies/${name}.ts` : `test/${name}.test.ts`, text.replaceAll('__NAME__', name)] as const,
       );
-      writeNewFiles(resolve(opts.dir), files);
+      writeNewFiles(resolve(opts.dir), files, 'pick another name, or move it away');
       process.stdout.write(`created ${files.map(([path]) => path).join(' and ')}\n`);
     });
 }
@@ -206,11 +206,11 @@ function templateFiles(rootUrl: URL): [string, string][] {
   return out;
 }
 
-/** Writes all the files, or none: one that exists already stops it before anything is written. */
-function writeNewFiles(target: string, files: readonly (readonly [string, string])[]): void {
-  for (const [path] of files) {
-    const file = join(target, path);
-    if (existsSync(file)) throw new IndexbotError(`${file} already exists; nothing was written (move it away, or pick another directory)`, 'FILE_EXISTS', 'operational');
+/** Writes all the files, or none: any that exist already stop it before anything is written, each named, with what to do (`remedy`). */
+function writeNewFiles(target: string, files: readonly (readonly [string, string])[], remedy: string): void {
+  const existing = files.map(([path]) => join(target, path)).filter((file) => existsSync(file));
+  if (existing.length > 0) {
+    throw new IndexbotError(`${existing.join(' and ')} already exist${existing.length === 1 ? 's' : ''}; nothing was written (${remedy})`, 'FILE_EXISTS', 'operational');
   }
   for (const [path, text] of files) {
     const file = join(target, path);

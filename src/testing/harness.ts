@@ -12,8 +12,8 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
   strategy: Strategy<S>;
   /** Delivered in order, each at its `detectedAt` (what `ctx.clock.now()` returns in its handler). */
   events: readonly IndexbotEvent[];
-  /** Raw params, validated by the strategy's schema as a config's would be. @default {} */
-  params?: unknown;
+  /** Params as the strategy's schema takes them (defaults may be left out), validated as a config's would be. @default {} */
+  params?: z.input<S>;
   /** Token prices in USD the paper broker fills at and `ctx.data.tokenPrice` returns: by address, or a function of address and time. */
   prices?: Record<string, number> | ((address: string, at: number) => number | undefined);
   /** Index values (NAV of one unit) by index id; an index it does not name is valued from the cache's history points, as of the event's time. */

@@ -89,3 +89,19 @@ describe('mergePackageJson', () => {
     expect(mergePackageJson(mine, ours)).toEqual({ merged: mine, changes: [] });
   });
 });
+
+describe('new-strategy', () => {
+  const newStrategy = (dir: string, name: string) => spawnSync(process.execPath, [resolve('bin/indexbot.js'), 'new-strategy', name, '--dir', dir], { encoding: 'utf8', timeout: 60_000 });
+
+  it('writes the strategy and its test; a name taken names each file in the way and says to pick another name, writing nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-new-'));
+    const made = newStrategy(dir, 'momentum');
+    expect([made.status, made.stdout]).toEqual([0, 'created test/momentum.test.ts and strategies/momentum.ts\n']);
+    const again = newStrategy(dir, 'momentum');
+    expect(again.status).toBe(78);
+    // It named the test file alone, and said to pick another directory (it takes a name).
+    expect(again.stderr).toBe(
+      `indexbot: ${join(dir, 'test/momentum.test.ts')} and ${join(dir, 'strategies/momentum.ts')} already exist; nothing was written (pick another name, or move it away) [FILE_EXISTS]\n`,
+    );
+  });
+});

@@ -207,7 +207,7 @@ export class IndexClient {
    */
   static fromEnv(overrides: Partial<IndexClientOptions> = {}, env: NodeJS.ProcessEnv = process.env): IndexClient {
     const baseUrl = overrides.baseUrl ?? env.INDEXBOT_BASE_URL;
-    if (!baseUrl) throw new ConfigError('no base URL: set INDEXBOT_BASE_URL or pass --base-url');
+    if (!baseUrl) throw new ConfigError('no base URL: set INDEXBOT_BASE_URL, or pass fromEnv({ baseUrl })');
     const keypairPath = env.INDEXBOT_WALLET_KEYPAIR;
     return new IndexClient({
       apiKey: env.INDEXBOT_API_KEY || undefined,

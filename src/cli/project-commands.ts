@@ -210,7 +210,8 @@ function templateFiles(rootUrl: URL): [string, string][] {
 function writeNewFiles(target: string, files: readonly (readonly [string, string])[], remedy: string): void {
   const existing = files.map(([path]) => join(target, path)).filter((file) => existsSync(file));
   if (existing.length > 0) {
-    throw new IndexbotError(`${existing.join(' and ')} already exist${existing.length === 1 ? 's' : ''}; nothing was written (${remedy})`, 'FILE_EXISTS', 'operational');
+    const named = existing.length <= 2 ? existing.join(' and ') : `${existing[0]} and ${existing.length - 1} more of the files it writes`;
+    throw new IndexbotError(`${named} already exist${existing.length === 1 ? 's' : ''}; nothing was written (${remedy})`, 'FILE_EXISTS', 'operational');
   }
   for (const [path, text] of files) {
     const file = join(target, path);

@@ -77,7 +77,9 @@ describe('the published package', () => {
     expect(ok('npx', ['indexbot', 'init', join(work, 'fresh-bot')], home)).toContain('created fresh-bot');
     const again = run('npx', ['indexbot', 'init', join(work, 'fresh-bot')], home);
     expect(again.status).toBe(78);
-    expect(again.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([expect.stringMatching(/fresh-bot\/[^ ]+ already exists; nothing was written/)]);
+    expect(again.stderr.split('\n').filter((l) => l.startsWith('indexbot:'))).toEqual([
+      expect.stringMatching(/fresh-bot\/[^ ]+ and \d+ more of the files it writes already exist; nothing was written \(move it away, or pick another directory\)/),
+    ]);
     expect(again.stderr).not.toMatch(/^\s+at /m);
 
     expect(ok('npx', ['indexbot', 'init', '.'], home)).toContain('package.json: type "module" (was "commonjs")');

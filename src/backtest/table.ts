@@ -120,7 +120,8 @@ export function renderTable(report: BacktestReport): string {
   if (report.alerts.count > 0) {
     const shown = report.alerts.list.slice(0, LIST_LIMIT);
     lines.push('', `Alerts: ${report.alerts.count}${report.alerts.count > shown.length ? `; the first ${shown.length}` : ''}`);
-    lines.push(formatTable([['time', 'message'], ...shown.map((a) => [a.at!.slice(0, 16), plainText(a.message)])]));
+    // Not a table: a message is free text, and right-aligned to the longest one it read as ragged.
+    lines.push(...shown.map((a) => `${a.at!.slice(0, 16)}  ${plainText(a.message)}`));
   }
   lines.push('', `Rejected orders: ${report.rejections.count}`);
   if (report.rejections.count > 0) {

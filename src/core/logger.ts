@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import pretty from 'pino-pretty';
 import { errorFields } from './errors.ts';
 import { secretValues, withoutSecrets } from './secrets.ts';
 import { plainText } from './text.ts';
@@ -111,10 +112,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     serializers: { err: safeError, error: safeError },
   };
   if (format === 'pretty') {
-    return pino({
-      ...base,
-      transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
-    });
+    // In this thread and synchronous: from a transport's worker thread the lines came after the
+    // command's own last line (a backtest's failure scrolled away above 50 of them).
+    return pino(base, pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
   }
   return pino(base, (options.destination ?? process.stderr) as pino.DestinationStream);
 }

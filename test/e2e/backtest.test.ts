@@ -115,6 +115,11 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     const warning = report.warnings.find((w: string) => w.includes('failed in the strategy and were skipped'));
     expect(warning).toMatch(/^\d+ event\(s\) failed in the strategy and were skipped: the figures miss what its handlers would have done \(first: .*strategy bug\)$/);
     expect(readFileSync(join(out, 'throws', 'report.html'), 'utf8')).toContain(`⚠ ${warning}`);
+    // Pretty lines (a terminal's) come before the line that ends the command: from pino's transport thread they came after it.
+    const pretty = await cli([...args, '--out', join(out, 'throws-pretty'), '--log-format', 'pretty'], env);
+    const prettyLines = pretty.stderr.trim().split('\n');
+    expect(prettyLines.filter((l) => l.includes('strategy handler failed')).length).toBeGreaterThan(0);
+    expect(prettyLines.at(-1)).toMatch(/^indexbot: the run: strategy handlers failed on \d+ event\(s\).*\[BACKTEST_STRATEGY_FAILED\]$/);
     const allowed = await cli([...args, '--out', join(out, 'throws-allowed'), '--allow-failures', '--json'], env);
     expect(allowed.status).toBe(0);
     expect(JSON.parse(allowed.stdout).warnings).toContain(warning);

@@ -78,7 +78,11 @@ export function redisUrlProblem(url: string): string | undefined {
  * Every key we use in one command carries the same hash tag, so scripts and pipelines stay in
  * one slot and no command fails with CROSSSLOT.
  */
-export function connectRedis(url: string, o: ConnectionOptions): RedisConnection {
+export function connectRedis(url: string, options: ConnectionOptions): RedisConnection {
+  // After disconnect(), ioredis waits this long for a socket to close before destroying it, with
+  // a timer that stays armed when the socket had closed already (a refused connection): at 2 s,
+  // its default, a process stopping while Redis was down lingered 2 s after "stopped".
+  const o = { ...options, disconnectTimeout: 200 };
   const cluster = parseClusterUrl(url);
   if (!cluster) return new Redis(url, o);
   const { retryStrategy, enableOfflineQueue, lazyConnect, ...nodeOptions } = o;

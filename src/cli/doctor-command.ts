@@ -157,7 +157,7 @@ export function registerDoctorCommand(program: Command): void {
     let eventsUrl: string | undefined;
     try {
       config = loadConfig(flags);
-      eventsUrl = resolveRedisUrl(flags.events ?? process.env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', process.env, 'the event stream');
+      eventsUrl = resolveRedisUrl(flags.events ?? process.env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', process.env, 'the event stream', flags.events !== undefined);
     } catch (e) {
       process.stdout.write(`FAIL  config        ${explain(e)}\n`);
       process.exitCode = 1;

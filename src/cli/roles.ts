@@ -40,7 +40,7 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
     return startDaemon(config, options);
   }
   const eventsSource = flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events';
-  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, eventsSource, env, 'the event stream');
+  const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, eventsSource, env, 'the event stream', flags.events !== undefined);
   if (!eventsUrl) throw new ConfigError(`--role ${role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
   // Before anything is opened: the stream's loops would retry a refused password for ever.
   const refusal = await refusedCredentials(eventsUrl);

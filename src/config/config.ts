@@ -366,14 +366,15 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
 }
 
 /**
- * A Redis URL from the environment, the file (`env:NAME` read) or a flag, checked. The message
- * names where it came from (`source`) and what is wrong, never the URL: it may hold a password.
+ * A Redis URL from the environment, the file (`env:NAME` read) or a flag (`fromFlag`: a usage
+ * error, exit 64), checked. The message names where it came from (`source`) and what is wrong,
+ * never the URL: it may hold a password.
  */
-export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv, source = 'rateLimit.redis (or INDEXBOT_REDIS_URL)'): string | undefined {
+export function resolveRedisUrl(raw: string | undefined, where: string, env: NodeJS.ProcessEnv, source = 'rateLimit.redis (or INDEXBOT_REDIS_URL)', fromFlag = false): string | undefined {
   if (raw === undefined) return undefined;
   const value = fromEnv(raw, source, where, env);
   const problem = redisUrlProblem(value);
-  if (problem) throw new ConfigError(`${where}: ${source}: expected a redis://, rediss://, redis-cluster://host:port[,host:port…] or rediss-cluster:// URL (${problem})`);
+  if (problem) throw inputError(`${where}: ${source}: expected a redis://, rediss://, redis-cluster://host:port[,host:port…] or rediss-cluster:// URL (${problem})`, fromFlag);
   return value;
 }
 

@@ -157,9 +157,11 @@ describe('config numbers out of range reach the user as one line with exit 78', 
 });
 
 describe('the event stream flag', { timeout: 60_000 }, () => {
-  it('a malformed --events URL is one line naming the flag and what is wrong, exit 78', async () => {
+  it('a malformed --events URL is one line naming the flag and what is wrong, exit 64 as for any bad flag (it was 78); from INDEXBOT_EVENTS_URL, 78', async () => {
     const res = await runCli(['run', '--role', 'strategies', '--events', 'redis-cluster://127.0.0.1:1,bad', '--db', tempDbPath()]);
-    expectOneLine(res, 78, '--events: the event stream: expected a redis://', 'host:port for each cluster node, got "bad"');
+    expectOneLine(res, 64, '--events: the event stream: expected a redis://', 'host:port for each cluster node, got "bad"');
+    const fromEnv = await runCli(['run', '--role', 'strategies', '--db', tempDbPath()], { INDEXBOT_EVENTS_URL: 'redis://127.0.0.1:notaport' });
+    expectOneLine(fromEnv, 78, 'INDEXBOT_EVENTS_URL: the event stream: expected a redis://', 'its port is not a number from 1 to 65535');
     expect(res.stderr).not.toContain('rateLimit.redis');
   });
 

@@ -231,7 +231,7 @@ export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { sett
     ['to', o.to],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new TypeError(`Expected \`${name}\` to be a time in epoch ms (Date.parse('2026-06-01') gives one), got \`${String(value)}\` (${typeof value})`);
+      throw new TypeError(`Expected \`${name}\` to be a time in epoch ms (Date.parse('2026-06-01') or a Date's getTime() gives one), got \`${String(value)}\` (${typeof value})`);
     }
   }
   const interval = o.interval ?? '1h';

@@ -117,12 +117,10 @@ export function renderTable(report: BacktestReport): string {
       .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, amount(f.quantity), amount(f.price), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
   }
-  if (report.alerts.count > 0) {
-    const shown = report.alerts.list.slice(0, LIST_LIMIT);
-    lines.push('', `Alerts: ${report.alerts.count}${report.alerts.count > shown.length ? `; the first ${shown.length}` : ''}`);
-    // Not a table: a message is free text, and right-aligned to the longest one it read as ragged.
-    lines.push(...shown.map((a) => `${a.at!.slice(0, 16)}  ${plainText(a.message)}`));
-  }
+  const alertsShown = report.alerts.list.slice(0, LIST_LIMIT);
+  lines.push('', `Alerts: ${report.alerts.count}${report.alerts.count > alertsShown.length ? `; the first ${alertsShown.length}` : ''}`);
+  // Not a table: a message is free text, and right-aligned to the longest one it read as ragged.
+  lines.push(...alertsShown.map((a) => `${a.at!.slice(0, 16)}  ${plainText(a.message)}`));
   lines.push('', `Rejected orders: ${report.rejections.count}`);
   if (report.rejections.count > 0) {
     lines.push(formatTable([['reason', 'count', 'instruments', 'example'], ...report.rejections.byReason.map((r) => [r.code, String(r.count), String(r.instruments.length), r.example])]));

@@ -77,7 +77,10 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       onUnknownName: config.strategies.onUnknownName,
       logger: { ...silentLogger, warn: (_obj, msg) => warnings.push(msg ?? '') },
     });
-    const loaded = strategies.length === 0 ? `none in ${config.strategies.dir}` : `${strategies.map((s) => s.strategy.name).join(', ')} load and their params are valid`;
+    const loaded =
+      strategies.length === 0
+        ? `none in ${config.strategies.dir}`
+        : `${strategies.map((s) => s.strategy.name).join(', ')} ${strategies.length === 1 ? 'loads and its params are' : 'load and their params are'} valid`;
     add(warnings.length > 0 ? 'WARN' : 'PASS', 'strategies', [loaded, ...warnings].join('; '));
   } catch (e) {
     add('FAIL', 'strategies', explain(e));
@@ -157,7 +160,13 @@ export function registerDoctorCommand(program: Command): void {
     let eventsUrl: string | undefined;
     try {
       config = loadConfig(flags);
-      eventsUrl = resolveRedisUrl(flags.events ?? process.env.INDEXBOT_EVENTS_URL, flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events', process.env, 'the event stream', flags.events !== undefined);
+      eventsUrl = resolveRedisUrl(
+        flags.events ?? process.env.INDEXBOT_EVENTS_URL,
+        flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events',
+        process.env,
+        'the event stream',
+        flags.events !== undefined,
+      );
     } catch (e) {
       process.stdout.write(`FAIL  config        ${explain(e)}\n`);
       process.exitCode = 1;

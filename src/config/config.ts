@@ -356,7 +356,7 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
   if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
   // Dotted digits that are no IPv4 address (999.1.1.1) would be taken for a host name and told to need a token.
   if (/^[\d.]+$/.test(address.host) && isIP(address.host) === 0) {
-    const message = `${source}: ${address.host} is not an IP address (each of its four parts is 0 to 255), in ${JSON.stringify(listen)}`;
+    const message = `${source}: ${address.host} is not an IP address (IPv4 is four numbers 0 to 255, such as 127.0.0.1), in ${JSON.stringify(listen)}`;
     throw inputError(message, fromFlag);
   }
   if (!isLoopback(address.host) && token === undefined) {

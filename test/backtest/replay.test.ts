@@ -87,7 +87,7 @@ describe('backtest replay', () => {
     const cache = SnapshotStore.open(buildCache(), { readonly: true });
     const options = { cache, strategy: await strategy('announce-buyer'), indexes: ['x'], from: T0, to: T0 + 119 * H };
     await expect(runBacktest({ ...options, from: '2025-03-01' as unknown as number })).rejects.toThrow(
-      "Expected `from` to be a time in epoch ms (Date.parse('2026-06-01') gives one), got `2025-03-01` (string)",
+      "Expected `from` to be a time in epoch ms (Date.parse('2026-06-01') or a Date's getTime() gives one), got `2025-03-01` (string)",
     );
     await expect(runBacktest({ ...options, to: Number.NaN })).rejects.toThrow(/^Expected `to` to be a time in epoch ms .*got `NaN` \(number\)$/);
     cache.close();

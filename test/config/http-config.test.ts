@@ -45,10 +45,12 @@ describe('the http config', () => {
     // Dotted digits that are no IPv4 address were told they are not loopback and need a token.
     const dotted = caught<UsageError>(() => loadConfig({ config: file({}), http: '999.1.1.1:80' }, {}));
     expect(dotted).toBeInstanceOf(UsageError);
-    expect(dotted.message).toBe('--http: 999.1.1.1 is not an IP address (each of its four parts is 0 to 255), in "999.1.1.1:80"');
+    expect(dotted.message).toBe('--http: 999.1.1.1 is not an IP address (IPv4 is four numbers 0 to 255, such as 127.0.0.1), in "999.1.1.1:80"');
     const inFile = file({ http: { listen: '1.2.3:80', token: 'sixteen-chars-ok' } });
     expect(caught<ConfigError>(() => loadConfig({ config: inFile }, {}))).toBeInstanceOf(ConfigError);
-    expect(caught<ConfigError>(() => loadConfig({ config: inFile }, {})).message).toBe(`${inFile}: http.listen: 1.2.3 is not an IP address (each of its four parts is 0 to 255), in "1.2.3:80"`);
+    expect(caught<ConfigError>(() => loadConfig({ config: inFile }, {})).message).toBe(
+      `${inFile}: http.listen: 1.2.3 is not an IP address (IPv4 is four numbers 0 to 255, such as 127.0.0.1), in "1.2.3:80"`,
+    );
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', maxConnections: 0 } }) }, {})).message).toMatch(/http\.maxConnections: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', readyMaxAgeS: 1e9 } }) }, {})).message).toMatch(/http\.readyMaxAgeS: /);
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', port: 1 } }) }, {})).message).toMatch(/unknown key "http\.port"/);

@@ -298,15 +298,14 @@ export class IndexClient {
         path,
         auth: 'optional',
         priority: options.priority ?? priority,
-        signal: options.signal,
-        waitSignal: options.waitSignal,
+        ...signalsOf(options),
       });
       return this.checked(kind, body.data, requestId, () => this.transport.validate(schema, body.data, `GET ${path}`, 'data', requestId));
     };
     const list = async (path: string, schema: z.ZodType, priority: Priority, allPages: boolean) => {
       const raw: unknown[] = [];
       let requestId: string | undefined;
-      const call = { priority: options.priority ?? priority, signal: options.signal, waitSignal: options.waitSignal };
+      const call = { priority: options.priority ?? priority, ...signalsOf(options) };
       // Items are validated together once all pages are in, so a bad item is a snapshot error.
       const pages = new PageIterator(
         async (request) => {
@@ -355,8 +354,7 @@ export class IndexClient {
       body,
       auth,
       priority: options.priority ?? 'normal',
-      signal: options.signal,
-      waitSignal: options.waitSignal,
+      ...signalsOf(options),
     });
     return this.transport.validate(schema, envelope.data, `${method} ${path}`, 'data', requestId);
   }
@@ -385,12 +383,16 @@ export class IndexClient {
       query: { ...query, ...paging },
       auth: 'optional',
       priority: options.priority ?? 'normal',
-      signal: options.signal,
-      waitSignal: options.waitSignal,
+      ...signalsOf(options),
     });
     const { path: itemsPath, ...page } = this.transport.rawPage(body, `GET ${path}`, requestId, request);
     return { page, itemsPath, requestId };
   }
+}
+
+/** What may end a call: its own signal, and the one that ends it only while it waits its turn. */
+function signalsOf(options: CallOptions): Pick<CallOptions, 'signal' | 'waitSignal'> {
+  return { signal: options.signal, waitSignal: options.waitSignal };
 }
 
 function checkBaseUrl(raw: string): string {

@@ -382,10 +382,6 @@ function writeReport(files: ReportFiles, dir: string): string {
   return dir;
 }
 
-/**
- * After the output is written: runs whose handlers failed on events (skipped; the figures
- * miss what they would have done) fail the command, exit 1, unless `--allow-failures`.
- */
 /** A parked event's error as one line: its message, and where it was thrown when a frame outside the packages says (the strategy's file and line). */
 export function failureLine(error: string): string {
   const [first = '', ...frames] = error.split('\n');
@@ -395,6 +391,10 @@ export function failureLine(error: string): string {
   return at === undefined ? first : `${first}, at ${relative(process.cwd(), at.replace(/^file:\/\//, ''))}`;
 }
 
+/**
+ * After the output is written: runs whose handlers failed on events (skipped; the figures
+ * miss what they would have done) fail the command, exit 1, unless `--allow-failures`.
+ */
 export function failOnHandlerErrors(which: string, events: number, detail: string, allowed: boolean | undefined): void {
   if (events === 0 || allowed) return;
   process.stderr.write(

@@ -165,12 +165,17 @@ export class Poller {
       ingest(this.o.store, snapshot, undefined, this.clock.now(), this.driftThreshold);
     } catch (e) {
       // Stopping: the poll is dropped whole, and the next start stores the announcement with its prices.
-      if (this.abort.signal.aborted || e === this.stopWaiting.signal.reason) throw e;
+      if (this.stoppedBy(e)) throw e;
       this.logger.warn(
         { tokens: unpriced.map((c) => c.symbol), error: errorFields(storeFailure(e)) },
         'could not read the token list for tokens a rebalance adds; they have no price until the tokens job runs',
       );
     }
+  }
+
+  /** Whether `e` is the stop itself: the grace ran out (abort), or the request was still waiting its turn. */
+  private stoppedBy(e: unknown): boolean {
+    return this.abort.signal.aborted || e === this.stopWaiting.signal.reason;
   }
 
   private async runJob(run: JobRun): Promise<void> {
@@ -194,7 +199,7 @@ export class Poller {
       if (result.events.length > 0) this.o.onEvents?.(result.events);
     } catch (e) {
       // Stopped, not failed: nothing to back off from or record.
-      stopped = this.abort.signal.aborted || e === this.stopWaiting.signal.reason;
+      stopped = this.stoppedBy(e);
       if (stopped) return;
       run.failures++;
       // The rebalancing feed backs off from its interval to a few intervals at most: an

@@ -33,6 +33,7 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   const checks: Check[] = [{ verdict: 'PASS', name: 'config', detail: config.file ? `loaded ${config.file}` : 'no config file; environment and flags only' }];
   const add = (verdict: Verdict, name: string, detail: string) => checks.push({ verdict, name, detail });
   for (const w of permissionWarnings(config)) add('WARN', 'file permissions', w);
+  if (config.httpUnused) add('WARN', 'http', config.httpUnused);
 
   let store: SnapshotStore | undefined;
   try {

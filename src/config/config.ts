@@ -164,6 +164,12 @@ export interface Config {
   retentionDays: number;
   /** The HTTP face; undefined when off. */
   http?: HttpConfig | undefined;
+  /**
+   * Why the file's `http` settings go unused, when it has some but neither `http.listen` nor
+   * `--http` turns the face on: a daemon says so as it starts (the settings may be meant for a
+   * `--http` given elsewhere, so it is not an error).
+   */
+  httpUnused?: string | undefined;
   logLevel: LogLevel;
   logFormat: LogFormat | undefined;
   /** From INDEXBOT_API_KEY only: a key never lives in the config file. */
@@ -264,6 +270,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shutdownGraceMs: file?.shutdownGraceMs ?? 10_000,
     retentionDays: file?.retentionDays ?? 30,
     http: offline ? undefined : resolveHttp(flags.http ?? file?.http?.listen, flags.http === undefined ? `${path}: http.listen` : '--http', file?.http, path, env),
+    httpUnused: offline || flags.http !== undefined ? undefined : httpUnused(file?.http, path),
     logLevel: logLevel as LogLevel,
     logFormat: logFormat as LogFormat | undefined,
     apiKey,
@@ -363,6 +370,12 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
   return { ...address, source: `${source} ${listen}`, fromFlag, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+}
+
+function httpUnused(file: ConfigFile['http'], path: string): string | undefined {
+  const set = Object.keys(file ?? {});
+  if (set.length === 0 || file?.listen !== undefined) return undefined;
+  return `${path}: ${set.map((k) => `http.${k}`).join(', ')} set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`;
 }
 
 /**

@@ -66,7 +66,8 @@ export class RemoteFaces {
    * request is sent. Until `start`, every route but /healthz answers 503.
    */
   async listen(): Promise<void> {
-    const { http } = this.config;
+    const { http, httpUnused } = this.config;
+    if (httpUnused) this.logger.warn({}, httpUnused);
     if (!http || !this.metrics || !this.stream) return;
     this.server = new HttpServer({ config: http, metrics: this.metrics, stream: this.stream, logger: this.logger.child({ component: 'http' }) });
     this.url = await this.server.listen();

@@ -55,6 +55,17 @@ describe('startDaemon', () => {
     expect(lockIsFree(db)).toBe(true);
   });
 
+  it('says as it starts that the http settings of its file turn no HTTP face on, when none of them is http.listen', async () => {
+    const db = tempDbPath();
+    const file = sandboxConfig(sb, db, { indexes: ['sindex'], http: { token: 'env:HTTP_TOKEN' } });
+    const { logger, lines } = captureLogger();
+    const daemon = await startDaemon(loadConfig({ config: file }, { INDEXBOT_API_KEY: sb.keys.premium }), { logger, withoutStrategies: true });
+    await daemon.stop();
+    const warned = lines.findIndex((l) => l.includes('"level":"warn"') && l.includes('http.token set but not http.listen: no HTTP face'));
+    expect(warned, lines.join('\n')).toBeGreaterThanOrEqual(0);
+    expect(warned).toBeLessThan(lines.findIndex((l) => l.includes('indexbot running')));
+  });
+
   it('indexbot run --http on a port in use: one line naming --http, exit 64, the lock released', { timeout: 30_000 }, async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/cli/doctor-command.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -31,6 +33,20 @@ describe('reads that must not mislead', () => {
       const credentials = checks.find((c) => c.name === 'credentials')!;
       expect(credentials.detail).toContain('INDEXBOT_API_KEY');
       expect(credentials.detail).toContain('public tier');
+      expect(checks.find((c) => c.name === 'http')).toBeUndefined();
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('doctor warns of http settings that turn no HTTP face on', async () => {
+    const sandbox = await testSandbox();
+    const db = tempDbPath();
+    const file = join(dirname(db), 'indexbot.json');
+    writeFileSync(file, JSON.stringify({ baseUrl: sandbox.baseUrl, db, http: { token: 'env:HTTP_TOKEN' } }));
+    try {
+      const checks = await runDoctor(loadConfig({ config: file }, {}));
+      expect(checks.find((c) => c.name === 'http')).toEqual({ verdict: 'WARN', name: 'http', detail: `${file}: http.token set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http` });
     } finally {
       await sandbox.close();
     }

@@ -56,3 +56,20 @@ describe('the http config', () => {
     expect(caught<ConfigError>(() => loadConfig({ config: file({ http: { listen: '127.0.0.1:1', port: 1 } }) }, {})).message).toMatch(/unknown key "http\.port"/);
   });
 });
+
+describe('http settings that turn nothing on', () => {
+  it('are named when the file sets http but neither http.listen nor --http turns the face on', () => {
+    const path = file({ http: { token: 'env:HTTP_TOKEN', readyMaxAgeS: 60 } });
+    // The token is not read (nor required) while the face is off.
+    const config = loadConfig({ config: path }, {});
+    expect(config.http).toBeUndefined();
+    expect(config.httpUnused).toBe(
+      `${path}: http.token, http.readyMaxAgeS set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`,
+    );
+    expect(loadConfig({ config: path, http: '127.0.0.1:0' }, { HTTP_TOKEN: 'sixteen-chars-ok' }).httpUnused).toBeUndefined();
+    expect(loadConfig({ config: file({ http: { listen: '127.0.0.1:0' } }) }, {}).httpUnused).toBeUndefined();
+    expect(loadConfig({ config: file({}) }, {}).httpUnused).toBeUndefined();
+    // Commands that run no daemon say nothing of it.
+    expect(loadConfig({ config: path }, {}, { services: false }).httpUnused).toBeUndefined();
+  });
+});

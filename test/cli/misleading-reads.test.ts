@@ -46,7 +46,11 @@ describe('reads that must not mislead', () => {
     writeFileSync(file, JSON.stringify({ baseUrl: sandbox.baseUrl, db, http: { token: 'env:HTTP_TOKEN' } }));
     try {
       const checks = await runDoctor(loadConfig({ config: file }, {}));
-      expect(checks.find((c) => c.name === 'http')).toEqual({ verdict: 'WARN', name: 'http', detail: `${file}: http.token set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http` });
+      expect(checks.find((c) => c.name === 'http')).toEqual({
+        verdict: 'WARN',
+        name: 'http',
+        detail: `${file}: http.token set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`,
+      });
     } finally {
       await sandbox.close();
     }

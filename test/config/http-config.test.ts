@@ -63,9 +63,7 @@ describe('http settings that turn nothing on', () => {
     // The token is not read (nor required) while the face is off.
     const config = loadConfig({ config: path }, {});
     expect(config.http).toBeUndefined();
-    expect(config.httpUnused).toBe(
-      `${path}: http.token, http.readyMaxAgeS set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`,
-    );
+    expect(config.httpUnused).toBe(`${path}: http.token, http.readyMaxAgeS set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`);
     expect(loadConfig({ config: path, http: '127.0.0.1:0' }, { HTTP_TOKEN: 'sixteen-chars-ok' }).httpUnused).toBeUndefined();
     expect(loadConfig({ config: file({ http: { listen: '127.0.0.1:0' } }) }, {}).httpUnused).toBeUndefined();
     expect(loadConfig({ config: file({}) }, {}).httpUnused).toBeUndefined();

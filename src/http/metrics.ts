@@ -221,7 +221,9 @@ export class DaemonMetrics {
       gauge(name, help, [], (g, s) => {
         const read = s.streamRead();
         const v = read && value(read, s.now());
-        if (v !== undefined && v !== null) g.set(v);
+        // No read yet, or one that could not tell: no sample (a label-less gauge reset reads 0).
+        if (v === undefined || v === null) g.remove({});
+        else g.set(v);
       });
     stream('indexbot_event_stream_lag', "Entries of the event stream not yet delivered to this runner's group, at its last read", (r) => r.value.lag);
     stream('indexbot_event_stream_pending', "Entries delivered to this runner's group and not yet acknowledged, at its last read", (r) => r.value.pending);

@@ -43,4 +43,14 @@ describe('DaemonMetrics', () => {
     expect(sampleValue(m, 'indexbot_event_stream_pending')).toBe(1);
     expect(sampleValue(m, 'indexbot_event_stream_last_read_age_seconds')).toBe(30);
   });
+
+  it("has no stream sample before a runner's first read, nor a lag its last read could not give: 0 would read as caught up and just read", async () => {
+    let read: ReturnType<MetricSources['streamRead']>;
+    const runner = new DaemonMetrics({ startedAt: START, streamReader: true });
+    runner.bind(sources(() => read));
+    const samples = async () => [...(await scrape(runner)).values()].filter((f) => f.name.startsWith('indexbot_event_stream_')).flatMap((f) => f.samples.map((s) => `${s.name} ${s.value}`));
+    expect(await samples()).toEqual([]);
+    read = { value: { lag: null, pending: 2 } as never, updatedAt: START + 30_000 };
+    expect(await samples()).toEqual(['indexbot_event_stream_pending 2', 'indexbot_event_stream_last_read_age_seconds 30']);
+  });
 });

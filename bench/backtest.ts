@@ -87,7 +87,7 @@ export function buildCache(path: string): void {
           reason: 'scheduled',
           changes,
         } as Rebalance;
-        store.backfillRebalance(r, endOf(MAX_YEARS));
+        store.upsertRebalance(r, endOf(MAX_YEARS));
       }
     }
     // One throwaway point registers every token id.

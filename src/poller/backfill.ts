@@ -124,7 +124,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillReport> {
         received += page.items.length;
         const fetchedAt = clock.now();
         o.store.transaction(() => {
-          for (const r of page.items) o.store.backfillRebalance(r, fetchedAt);
+          for (const r of page.items) o.store.upsertRebalance(r, fetchedAt);
         });
         rebalances += page.items.length;
         pageDone(range, indexId, page.total, received);

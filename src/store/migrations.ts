@@ -322,6 +322,26 @@ export const MIGRATIONS: { version: number; sql: string }[] = [
       DROP TABLE paper_accounts_real;
     `,
   },
+  {
+    // Rebalancing statuses dated as snapshot-store.ts statusTimes dates them now: by the
+    // record's own times, never later than they were seen. A poll dated each status by its own
+    // time, so a record a first poll found finished (the daemon run before backfill) replayed
+    // its end at that poll, after every backtest's range, and a later backfill could not
+    // correct it. A record first seen finished is given its announcement too.
+    version: 11,
+    sql: `
+      INSERT OR IGNORE INTO rebalance_status_changes (rebalance_id, status, observed_at)
+        SELECT r.id, 'announced', MIN(r.announced_at, COALESCE((SELECT MIN(c.observed_at) FROM rebalance_status_changes c WHERE c.rebalance_id = r.id), r.announced_at))
+        FROM rebalances r;
+      UPDATE rebalance_status_changes SET observed_at = MIN(observed_at, COALESCE((
+        SELECT CASE rebalance_status_changes.status
+                 WHEN 'announced' THEN r.announced_at
+                 WHEN 'completed' THEN COALESCE(r.completed_at, r.effective_at)
+                 WHEN 'cancelled' THEN r.effective_at
+               END
+        FROM rebalances r WHERE r.id = rebalance_status_changes.rebalance_id), observed_at));
+    `,
+  },
 ];
 
 /** SQL functions the migrations call: the ledger's rounding rules, for converting REAL amounts. */

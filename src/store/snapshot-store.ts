@@ -67,6 +67,26 @@ export interface OpenStoreOptions {
 type Row = Record<string, unknown>;
 
 /**
+ * When each status of a rebalancing record became true, for the replay and the queries cut
+ * at a time: by the record's own times (announced_at; completed_at, or effective_at when it
+ * has none), never later than `seenAt`, when a poll or a backfill saw it. A cancellation has
+ * no time of its own: it is dated at the latest it can have happened (effective_at, or the
+ * sighting if earlier), so a backtest never learns of it early. A completed or cancelled
+ * record was announced first, even when the first sighting is of its end. Dated by the
+ * sighting instead, a record a first poll found finished months ago replayed its end at
+ * that poll, after every backtest's range.
+ */
+export function statusTimes(r: Pick<Rebalance, 'status' | 'announced_at' | 'effective_at' | 'completed_at'>, seenAt: number): [status: string, at: number][] {
+  const effectiveAt = Date.parse(r.effective_at);
+  const times: [string, number][] = [['announced', Math.min(Date.parse(r.announced_at), seenAt)]];
+  if (r.status === 'completed') times.push(['completed', Math.min(r.completed_at ? Date.parse(r.completed_at) : effectiveAt, seenAt)]);
+  else if (r.status === 'cancelled') times.push(['cancelled', Math.min(effectiveAt, seenAt)]);
+  // A status the contract does not name (the client is lenient): when it was first seen.
+  else if (r.status !== 'announced') times.push([r.status, seenAt]);
+  return times;
+}
+
+/**
  * The SQLite cache: one file, WAL, foreign keys on, migrations at open. All writes of one
  * poll happen inside `transaction()`, which is synchronous like better-sqlite3's: nothing
  * awaits inside it, so a crash leaves either all of a poll or none of it.
@@ -314,23 +334,14 @@ export class SnapshotStore implements TokenStore {
     this.s.insertPerformance.run(p.index_id, Date.parse(p.as_of), p.nav, JSON.stringify(p.returns), snapshotId);
   }
 
-  upsertRebalance(r: Rebalance, observedAt: number): void {
-    this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), Date.parse(r.effective_at), r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), observedAt);
-    this.s.insertStatusChange.run(r.id, r.status, observedAt);
-  }
-
   /**
-   * A rebalancing record fetched by backfill. Its statuses are dated by the record's own
-   * times, not by when we fetched it, so a backtest sees each at the moment it became true.
-   * A cancellation has no time of its own: it is dated at the latest it can have happened
-   * (effective_at, or the fetch if earlier), so a backtest never learns of it early.
+   * A rebalancing record as a poll (`seenAt`: the poll's time) or a backfill (the fetch's)
+   * gave it, with each of its statuses dated once, at the first sighting of that status:
+   * see {@link statusTimes}.
    */
-  backfillRebalance(r: Rebalance, fetchedAt: number): void {
-    const effectiveAt = Date.parse(r.effective_at);
-    this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), effectiveAt, r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), fetchedAt);
-    this.s.insertStatusChange.run(r.id, 'announced', Date.parse(r.announced_at));
-    if (r.status === 'completed') this.s.insertStatusChange.run(r.id, 'completed', r.completed_at ? Date.parse(r.completed_at) : effectiveAt);
-    if (r.status === 'cancelled') this.s.insertStatusChange.run(r.id, 'cancelled', Math.min(effectiveAt, fetchedAt));
+  upsertRebalance(r: Rebalance, seenAt: number): void {
+    this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), Date.parse(r.effective_at), r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), seenAt);
+    for (const [status, at] of statusTimes(r, seenAt)) this.s.insertStatusChange.run(r.id, status, at);
   }
 
   /**

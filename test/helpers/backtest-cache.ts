@@ -46,7 +46,7 @@ export function buildCache(options: { skipHours?: [number, number] } = {}): stri
   store.transaction(() => {
     store.history.insertPoints('x', '1h', points('x'));
     store.history.insertPoints('y', '1h', points('y'));
-    store.backfillRebalance(rebalance, T0 + 200 * H);
+    store.upsertRebalance(rebalance, T0 + 200 * H);
   });
   store.close();
   return path;

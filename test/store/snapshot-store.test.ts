@@ -275,9 +275,9 @@ describe('rebalanceTransitions', () => {
 
   it('gives the status changes in (from, to] of the named indexes, in time order, each with its record, and counts the same', () => {
     const store = SnapshotStore.open(':memory:');
-    store.backfillRebalance(rebalance('rb_a', 'one', 1_000, 5_000, 'completed') as never, 10_000);
-    store.backfillRebalance(rebalance('rb_b', 'two', 2_000, 3_000, 'completed') as never, 10_000);
-    store.backfillRebalance(rebalance('rb_c', 'other', 1_500, 4_000, 'completed') as never, 10_000);
+    store.upsertRebalance(rebalance('rb_a', 'one', 1_000, 5_000, 'completed') as never, 10_000);
+    store.upsertRebalance(rebalance('rb_b', 'two', 2_000, 3_000, 'completed') as never, 10_000);
+    store.upsertRebalance(rebalance('rb_c', 'other', 1_500, 4_000, 'completed') as never, 10_000);
     const seen = (from: number, to: number) => [...store.rebalanceTransitions(['one', 'two'], from, to)].map((t) => `${t.record.id} ${t.status} ${t.at} ${t.record.index_id}`);
     expect(seen(Number.MIN_SAFE_INTEGER, 10_000)).toEqual(['rb_a announced 1000 one', 'rb_b announced 2000 two', 'rb_b completed 3000 two', 'rb_a completed 5000 one']);
     expect(seen(1_000, 3_000)).toEqual(['rb_b announced 2000 two', 'rb_b completed 3000 two']);
@@ -289,4 +289,33 @@ describe('rebalanceTransitions', () => {
     expect(seen(Number.MIN_SAFE_INTEGER, 10_000)).toHaveLength(4);
     store.close();
   });
+
+  it('dates each status of a rebalancing record by its own times, never later than it was seen, whether a poll or a backfill saw it first', () => {
+    const store = SnapshotStore.open(':memory:');
+    const seen = () => [...store.rebalanceTransitions(['one'], Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)].map((t) => `${t.record.id} ${t.status} ${t.at}`);
+    // A daemon's first poll, long after the record finished (the daemon run before any backfill):
+    // its end was dated at that poll, after the range of every backtest.
+    store.upsertRebalance(rebalance('rb_old', 'one', 1_000, 5_000, 'completed') as never, 1_000_000);
+    // Watched as it changed: announced, then cancelled before it took effect.
+    store.upsertRebalance(rebalance('rb_cut', 'one', 2_000, 9_000, 'announced') as never, 2_050);
+    store.upsertRebalance(rebalance('rb_cut', 'one', 2_000, 9_000, 'cancelled') as never, 4_200);
+    // Found cancelled long after: at effective_at, the latest it can have happened.
+    store.upsertRebalance(rebalance('rb_gone', 'one', 3_000, 6_000, 'cancelled') as never, 1_000_000);
+    // The server's clock ahead of ours: never dated after it was seen.
+    store.upsertRebalance(rebalance('rb_skew', 'one', 7_000, 8_000, 'completed') as never, 7_900);
+    // A backfill of what the polls saw changes nothing.
+    store.upsertRebalance(rebalance('rb_old', 'one', 1_000, 5_000, 'completed') as never, 2_000_000);
+    expect(seen()).toEqual([
+      'rb_old announced 1000',
+      'rb_cut announced 2000',
+      'rb_gone announced 3000',
+      'rb_cut cancelled 4200',
+      'rb_old completed 5000',
+      'rb_gone cancelled 6000',
+      'rb_skew announced 7000',
+      'rb_skew completed 7900',
+    ]);
+    store.close();
+  });
 });
+

@@ -1,5 +1,5 @@
-import { type FSWatcher, watch } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import type { Logger } from '../core/index.ts';
 import { type LoadedStrategy, STRATEGY_SOURCE, loadStrategyModule, withParams } from './loader.ts';
 import type { StrategyRuntime } from './runtime.ts';
@@ -54,10 +54,9 @@ export function watchStrategies(o: WatchOptions): { close(): void } {
     }
   };
 
-  // Recursive: helpers kept in a folder of their own (strategies/lib/) count too.
-  const watcher: FSWatcher = watch(o.dir, { recursive: true }, (_event, filename) => {
-    if (!filename || !STRATEGY_SOURCE.test(filename) || filename.endsWith('.d.ts') || filename.split(/[/\\]/).includes('node_modules')) return;
-    changed.add(resolve(join(o.dir, filename)));
+  const tree = watchTree(o.dir, (file) => {
+    if (!STRATEGY_SOURCE.test(file) || file.endsWith('.d.ts')) return;
+    changed.add(resolve(file));
     clearTimeout(timer);
     timer = setTimeout(() => {
       const batch = [...changed];
@@ -69,7 +68,67 @@ export function watchStrategies(o: WatchOptions): { close(): void } {
   return {
     close() {
       clearTimeout(timer);
-      watcher.close();
+      tree.close();
     },
   };
+}
+
+/**
+ * Calls `onChange` with the path of each entry changed, created, removed or renamed in `dir`
+ * and its subfolders (helpers kept in a folder of their own, such as strategies/lib/), but
+ * node_modules. One watcher per folder, not per file: a file an editor saves by writing a
+ * new one and renaming it over the old (sed -i, many editors) is a new inode, which a watch
+ * on the old file never hears of again. Node 20's recursive watch on Linux watches each file,
+ * and so missed every save after the first such one.
+ */
+function watchTree(dir: string, onChange: (file: string) => void): { close(): void } {
+  const watchers = new Map<string, FSWatcher>();
+  const add = (folder: string, top = false) => {
+    if (watchers.has(folder)) return;
+    let subfolders: string[];
+    try {
+      const watcher = watch(folder, (_event, name) => {
+        if (!name) return;
+        const path = join(folder, name);
+        if (isFolder(path)) add(path);
+        else forget(path);
+        onChange(path);
+      });
+      watcher.on('error', () => forget(folder));
+      watchers.set(folder, watcher);
+      subfolders = readdirSync(folder, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && entry.name !== 'node_modules')
+        .map((entry) => join(folder, entry.name));
+    } catch (e) {
+      if (top) throw e;
+      // A subfolder gone before it could be read (made and removed at once).
+      forget(folder);
+      return;
+    }
+    for (const sub of subfolders) add(sub);
+  };
+  // A folder removed (or no folder any more): its watchers end; made again, its parent's event adds it back.
+  const forget = (path: string) => {
+    for (const [folder, watcher] of watchers) {
+      if (folder === path || folder.startsWith(path + sep)) {
+        watcher.close();
+        watchers.delete(folder);
+      }
+    }
+  };
+  add(dir, true);
+  return {
+    close() {
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+    },
+  };
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory() && !path.split(/[/\\]/).includes('node_modules');
+  } catch {
+    return false;
+  }
 }

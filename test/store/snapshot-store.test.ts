@@ -318,4 +318,3 @@ describe('rebalanceTransitions', () => {
     store.close();
   });
 });
-

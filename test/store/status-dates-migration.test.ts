@@ -15,7 +15,9 @@ function oldDatabase(): string {
   registerMigrationFunctions(db);
   for (const m of MIGRATIONS.filter((x) => x.version < datesMigration.version)) db.exec(m.sql);
   db.pragma(`user_version = ${datesMigration.version - 1}`);
-  const record = db.prepare("INSERT INTO rebalances (id, index_id, status, announced_at, effective_at, completed_at, record, updated_at) VALUES (@id, 'one', @status, @announced, @effective, @completed, json_object('id', @id), @seen)");
+  const record = db.prepare(
+    "INSERT INTO rebalances (id, index_id, status, announced_at, effective_at, completed_at, record, updated_at) VALUES (@id, 'one', @status, @announced, @effective, @completed, json_object('id', @id), @seen)",
+  );
   const change = db.prepare('INSERT INTO rebalance_status_changes (rebalance_id, status, observed_at) VALUES (?, ?, ?)');
   // First seen finished, by a daemon's first poll months later: only its end, dated then.
   record.run({ id: 'rb_old', status: 'completed', announced: 1_000, effective: 5_000, completed: 5_000, seen: 1_000_000 });

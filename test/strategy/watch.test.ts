@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -108,6 +108,64 @@ export default defineStrategy({
       await until('the reload', () => lines.some((l) => l.includes('reloaded labelled')));
       await deliver(2);
       expect(store.strategies.stateEntries('labelled').get('seen')).toEqual(['a:1', 'b:2']);
+    } finally {
+      watcher.close();
+      await runtime.stop();
+      store.close();
+    }
+  });
+});
+
+describe('watch mode and editors that save by rename', () => {
+  it('reloads at every save, whether written in place or as a new file renamed over the old one (sed -i, many editors)', async () => {
+    const dir = join(project, 'strategies-renamed');
+    mkdirSync(dir);
+    const file = join(dir, 'versioned.ts');
+    writeFileSync(file, version('v1'));
+    const { logger, lines } = captureLogger();
+    const loaded = await loadStrategies(dir, { logger });
+    const store = SnapshotStore.open(':memory:');
+    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
+    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+    const reloads = () => lines.filter((l) => l.includes('reloaded versioned')).length;
+    const deliver = async (nav: number) => {
+      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
+      await runtime.drain();
+    };
+    const saveByRename = (code: string) => {
+      // As sed -i does: a temporary file beside it (no source extension), renamed over it.
+      const temporary = join(dir, 'sedAb12Cd');
+      writeFileSync(temporary, code);
+      renameSync(temporary, file);
+    };
+    try {
+      await deliver(1);
+      saveByRename(version('v2'));
+      await until('the first reload', () => reloads() === 1);
+      await deliver(2);
+      // A watch on the file itself heard nothing after the first such save.
+      saveByRename(version('v3'));
+      await until('the second reload', () => reloads() === 2);
+      await deliver(3);
+      writeFileSync(file, version('v4'));
+      await until('the third reload', () => reloads() === 3);
+      await deliver(4);
+      expect(store.strategies.stateEntries('versioned').get('seen')).toEqual(['v1:1', 'v2:2', 'v3:3', 'v4:4']);
+      // A folder made after the start is watched; removed and made again, it is watched anew.
+      const lib = join(dir, 'lib');
+      mkdirSync(lib);
+      await new Promise((r) => setTimeout(r, 100));
+      writeFileSync(join(lib, 'helper.ts'), 'export const A = 1;\n');
+      await until('the reload for a helper in a new folder', () => reloads() === 4);
+      rmSync(lib, { recursive: true });
+      // The removal of the helper reloads too; what follows must reload once more.
+      await until('the reload for the removed helper', () => reloads() === 5);
+      await new Promise((r) => setTimeout(r, 200));
+      const before = reloads();
+      mkdirSync(lib);
+      await new Promise((r) => setTimeout(r, 100));
+      writeFileSync(join(lib, 'helper.ts'), 'export const A = 2;\n');
+      await until('the reload for a helper in the folder made again', () => reloads() > before);
     } finally {
       watcher.close();
       await runtime.stop();

@@ -49,7 +49,12 @@ export interface IndexCoverage {
 }
 
 export interface BacktestResult {
-  /** The same inputs give the same id: it names the run, not the moment. */
+  /**
+   * The same inputs give the same id: it names the run, not the moment. Inputs are the
+   * strategy (its source hash), params and settings, and what the cache gave the replay (its
+   * coverage, the events and fills it made, the figures), so runs over two different caches
+   * have two ids.
+   */
   runId: string;
   strategy: { name: string; file: string; sourceHash: string; params: unknown };
   /** `from` and `to` are the range replayed: the one asked for, less any hole before the first cached point or after the last (allowed by `allowGaps`). */
@@ -113,7 +118,6 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const interval = settings.interval;
   const sourceHash = strategySourceHash(o.strategy.file);
   const name = o.strategy.strategy.name;
-  const runId = `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings }).slice(0, 16)}`;
 
   const clock = new SimulatedClock(settings.from);
   const ledger = SnapshotStore.open(':memory:');
@@ -187,24 +191,45 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
     const traded = [...new Set([...fills, ...rejections, ...openPositions].map((x) => x.instrument))].sort();
+    const metrics = strategyMetrics(equityCloses, fills);
+    // Points made one index at a time, for its figures only: the run keeps the pairs.
+    const benchmarks = navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) }));
+    const fillsHash = hashOfJson(fills);
+    const eventCounts = log.counts();
+    const labels = Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)]));
+    const parkedSummary = { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) };
+    // What was asked and all the cache gave that a report shows: two caches that differ (one a
+    // daemon's polls filled, one backfill alone) are two runs, not one report written over the other.
+    const read = {
+      coverage,
+      replayed: timeline.done,
+      eventCounts,
+      fillsHash,
+      metrics,
+      benchmarks,
+      labels,
+      parked: parkedSummary,
+      alerts,
+      openPositions,
+      series: hashOfJson([equityCloses, navCloses, rejections, alertList]),
+    };
     return {
-      runId,
+      runId: `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings, requested, read }).slice(0, 16)}`,
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
       settings,
       requested,
       coverage,
-      metrics: strategyMetrics(equityCloses, fills),
-      // Points made one index at a time, for its figures only: the run keeps the pairs.
-      benchmarks: navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) })),
+      metrics,
+      benchmarks,
       fills,
       rejections,
       openPositions,
-      labels: Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)])),
-      fillsHash: hashOfJson(fills),
-      eventCounts: log.counts(),
+      labels,
+      fillsHash,
+      eventCounts,
       alerts,
       alertList,
-      parked: { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) },
+      parked: parkedSummary,
       equity: equityCloses,
       navs: navCloses,
       replayed: timeline.done,

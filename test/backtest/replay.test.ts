@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
 import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
@@ -81,6 +82,26 @@ describe('backtest replay', () => {
     expect(JSON.parse(other).fills.hash).not.toBe(report.fills.hash);
     expect(JSON.parse(other).runId).not.toBe(report.runId);
     cache.close();
+  });
+
+  it('gives runs of the same strategy, params and settings over two different caches two run ids (found by a trial: one report overwrote the other)', async () => {
+    const same = { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H };
+    const path = buildCache();
+    const first = SnapshotStore.open(path, { readonly: true });
+    const a = await runBacktest({ cache: first, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), ...same });
+    first.close();
+    // The same range held, the first index's values scaled (its returns, and so every figure, unchanged): a cache filled another way.
+    const db = new Database(path);
+    db.prepare("UPDATE history_points SET nav = nav * 1.5 WHERE index_id = 'x'").run();
+    db.close();
+    const second = SnapshotStore.open(path, { readonly: true });
+    const b = await runBacktest({ cache: second, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), ...same });
+    const again = await runBacktest({ cache: second, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), ...same });
+    second.close();
+    expect(b.settings).toEqual(a.settings);
+    expect(b.metrics).toEqual(a.metrics);
+    expect(b.runId).not.toBe(a.runId);
+    expect(again.runId).toBe(b.runId);
   });
 
   it('refuses a range given as anything but epoch ms, naming the option (a date string read as "no history in that range")', async () => {

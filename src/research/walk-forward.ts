@@ -1,5 +1,5 @@
 import { DAY_MS, type EquityPoint, type ReturnMetrics, returnMetrics } from '../backtest/index.ts';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, UsageError } from '../core/index.ts';
 import { type RankMetric, type TrialRunner, bestIndex, score } from './trials.ts';
 
 /**
@@ -40,7 +40,7 @@ export function walkForwardWindows(s: WindowSpec): WalkForwardWindow[] {
   ] as const) {
     if (!(Number.isFinite(v) && v > 0)) throw new RangeError(`Expected \`${name}\` to be a positive duration, got ${v}`);
   }
-  if (step < s.testMs) throw new ConfigError(`--step (${step / DAY_MS} d) must be at least --test (${s.testMs / DAY_MS} d), so that test windows do not overlap`);
+  if (step < s.testMs) throw new UsageError(`--step (${step / DAY_MS} d) must be at least --test (${s.testMs / DAY_MS} d), so that test windows do not overlap`);
   const out: WalkForwardWindow[] = [];
   for (let k = 0; ; k++) {
     const trainFrom = s.anchored ? s.from : s.from + k * step;

@@ -74,15 +74,24 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
 
 /**
  * The strategy with `params`; a set its schema refuses is named by where it came from (the
- * grid file and the set, or --params), not only by the strategy's file.
+ * grid file and the set, or --params), not only by the strategy's file. Refused when only
+ * --params gave any, it is a bad flag (exit 64), as bad JSON there is; with a file among the
+ * layers, a bad value in a file (78).
  */
-export function withParamsFrom(strategy: Strategy, file: string, params: Record<string, unknown>, from: string | undefined): LoadedStrategy {
+export function withParamsFrom(strategy: Strategy, file: string, params: Record<string, unknown>, from: ParamsSource | undefined): LoadedStrategy {
   try {
     return withParams(strategy, file, params);
   } catch (e) {
-    if (from !== undefined && e instanceof StrategyError && e.code === 'STRATEGY_PARAMS') throw new StrategyError(`${from}: ${e.message}`, 'STRATEGY_PARAMS');
-    throw e;
+    if (from === undefined || !(e instanceof StrategyError) || e.code !== 'STRATEGY_PARAMS') throw e;
+    const message = `${from.where}: ${e.message}`;
+    throw from.flagOnly ? new UsageError(message) : new StrategyError(message, 'STRATEGY_PARAMS');
   }
+}
+
+/** Where a run's params came from: the layers named, and whether a flag alone gave them. */
+export interface ParamsSource {
+  where: string;
+  flagOnly: boolean;
 }
 
 /** One layer of a run's params: a set, and which of how many its source gives. */
@@ -96,13 +105,14 @@ interface ParamsLayer {
  * Where a run's params came from, for {@link withParamsFrom}: each layer that gave any, the
  * grid's set over --params over the config's, so the refused key can be found in one of them.
  */
-export function paramsSource(layers: { grid?: ParamsLayer & { file: string }; params?: ParamsLayer; config?: Record<string, unknown> }): string | undefined {
+export function paramsSource(layers: { grid?: ParamsLayer & { file: string }; params?: ParamsLayer; config?: Record<string, unknown> }): ParamsSource | undefined {
   const which = (l: ParamsLayer) => `${l.total > 1 ? `set ${l.index + 1} of ${l.total} ` : ''}${JSON.stringify(l.set)}`;
   const parts: string[] = [];
   if (layers.grid) parts.push(`--grid ${layers.grid.file}, ${which(layers.grid)}`);
-  if (layers.params && Object.keys(layers.params.set).length > 0) parts.push(`--params ${which(layers.params)}`);
+  const flag = layers.params !== undefined && Object.keys(layers.params.set).length > 0;
+  if (flag) parts.push(`--params ${which(layers.params!)}`);
   if (layers.config && Object.keys(layers.config).length > 0) parts.push(`the config's strategies.params ${JSON.stringify(layers.config)}`);
-  return parts.length > 0 ? parts.join(' over ') : undefined;
+  return parts.length > 0 ? { where: parts.join(' over '), flagOnly: flag && parts.length === 1 } : undefined;
 }
 
 export function registerBacktestCommand(program: Command): void {

@@ -54,14 +54,15 @@ describe('a set of params the strategy refuses', () => {
   it('optimize names --params too, before any trial', () => {
     const space = gridFile({ holdHours: [1, 96] });
     const r = refused(['optimize', '--space', space, '--trials', '3', '--params', '{"maxTokens":0.5}']);
-    expect(r.status).toBe(78);
-    expect(r.stderr).toMatch(/^indexbot: --params \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
+    // Given by a flag alone: a bad flag, as bad JSON there is (it exited 78, a config fault).
+    expect(r.status).toBe(64);
+    expect(r.stderr).toMatch(/^indexbot: --params \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[USAGE_INVALID\]\n$/);
   });
 
   it('names --params and the set it gave', () => {
     const r = refused(['backtest', '--params', '{"holdHours":6}', '--params', '{"maxTokens":0.5}']);
-    expect(r.status).toBe(78);
-    expect(r.stderr).toMatch(/^indexbot: --params set 2 of 2 \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[STRATEGY_PARAMS\]\n$/);
+    expect(r.status).toBe(64);
+    expect(r.stderr).toMatch(/^indexbot: --params set 2 of 2 \{"maxTokens":0\.5\}: \S+: params of "rebalance-front-run" are invalid: maxTokens: [^\n]+ \[USAGE_INVALID\]\n$/);
   });
 });
 

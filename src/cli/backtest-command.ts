@@ -237,8 +237,19 @@ export interface BacktestInputFlags {
 export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
   const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
   const indexes = flags.indexes ?? span.indexIds;
+  if (flags.indexes) {
+    // A name the cache has never heard of is a typo more often than an index to backfill.
+    const known = cache.indexCacheSummaries().map((s) => s.indexId);
+    const unknown = flags.indexes.filter((id) => !known.includes(id));
+    if (unknown.length > 0 && known.length > 0) {
+      throw new UsageError(`--indexes: ${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length > 1 ? 'are' : 'is'} no index ${config.db} knows (it knows ${known.join(', ')})`);
+    }
+  }
   if (indexes.length === 0 || span.first === null) {
-    throw new ConfigError(`${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE\` first`);
+    throw new BacktestDataError(
+      `${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE${flags.interval === '1h' ? '' : ` --interval ${flags.interval}`}\` first`,
+      'BACKTEST_NO_DATA',
+    );
   }
   const from = flags.from ?? span.first;
   const to = flags.to ?? span.last!;

@@ -302,14 +302,14 @@ export class Transport {
     if (!isAxiosError(e)) return e;
     const res = e.response as AxiosResponse<string> | undefined;
     if (res) return this.apiError(endpoint, res.status, parseJson(res.data), res);
-    if (e.code === 'ETIMEDOUT' || e.code === 'ECONNABORTED') return new TimeoutError(endpoint, this.o.timeoutMs);
+    if (e.code === 'ETIMEDOUT' || e.code === 'ECONNABORTED') return new TimeoutError(endpoint, this.o.timeoutMs, this.o.baseUrl);
     if (e.code === AxiosError.ERR_CANCELED) {
       // The caller's own abort: its reason is what the caller expects back.
       const signal = e.config?.signal as AbortSignal | undefined;
       return signal?.aborted && signal.reason instanceof Error ? signal.reason : new NetworkError(endpoint, 'ABORTED');
     }
     const errno = (e.cause as NodeJS.ErrnoException | undefined)?.code ?? e.code;
-    return new NetworkError(endpoint, errno);
+    return new NetworkError(endpoint, errno, this.o.baseUrl);
   }
 
   private apiError(endpoint: string, status: number, body: unknown, res: AxiosResponse): ApiError {

@@ -77,8 +77,9 @@ export class NetworkError extends IndexbotError {
   /** The system error code (ECONNREFUSED, ECONNRESET, ...), never the request. */
   readonly errno: string | undefined;
 
-  constructor(endpoint: string, errno: string | undefined) {
-    super(`network error on ${endpoint}${errno ? ` (${errno})` : ''}`, 'NETWORK_ERROR', 'temporary');
+  /** @param server The base URL asked: a refused connection is most often the wrong one. */
+  constructor(endpoint: string, errno: string | undefined, server?: string) {
+    super(`network error on ${endpoint}${server ? ` at ${server}` : ''}${errno ? ` (${errno})` : ''}`, 'NETWORK_ERROR', 'temporary');
     this.endpoint = endpoint;
     this.errno = errno;
   }
@@ -92,8 +93,8 @@ export class TimeoutError extends IndexbotError {
   readonly endpoint: string;
   readonly timeoutMs: number;
 
-  constructor(endpoint: string, timeoutMs: number) {
-    super(`no response from ${endpoint} within ${timeoutMs} ms`, 'TIMEOUT', 'temporary');
+  constructor(endpoint: string, timeoutMs: number, server?: string) {
+    super(`no response from ${endpoint}${server ? ` at ${server}` : ''} within ${timeoutMs} ms`, 'TIMEOUT', 'temporary');
     this.endpoint = endpoint;
     this.timeoutMs = timeoutMs;
   }

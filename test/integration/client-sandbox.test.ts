@@ -132,7 +132,7 @@ describe('client against the sandbox', () => {
     const client = new IndexClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.premium, timeoutMs: 100, retries: 0 });
     const err = await client.getIndex('aindex').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
-    expect(err).toMatchObject({ timeoutMs: 100, endpoint: 'GET /indexes/aindex' });
+    expect(err).toMatchObject({ timeoutMs: 100, endpoint: 'GET /indexes/aindex', message: `no response from GET /indexes/aindex at ${sb.baseUrl} within 100 ms` });
   });
 
   it('reports a refused connection as a NetworkError', async () => {
@@ -146,6 +146,8 @@ describe('client against the sandbox', () => {
     const err = await client.getIndex('sindex').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).errno).toBe('ECONNREFUSED');
+    // The server asked is named: a refused connection is most often the wrong base URL.
+    expect((err as NetworkError).message).toBe(`network error on GET /indexes/sindex at http://127.0.0.1:${port}/v1 (ECONNREFUSED)`);
   });
 
   it('never writes a credential into a log line or an error, through 401s, 500s and refreshes', async () => {

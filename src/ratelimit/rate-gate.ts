@@ -187,7 +187,9 @@ export class RateGate {
   /** Reports how the admitted request ended: its response, or nothing (network error). */
   release(permit: Permit, response?: ResponseObservation): void {
     this.inFlight--;
-    const seen = response ? readRateLimitHeaders(response.headers) : {};
+    // A 401's headers are the allowance of no credential of ours (a key refused is counted as
+    // anonymous): pacing to them said "server limit is lower" just before the key error.
+    const seen = response && response.status !== 401 ? readRateLimitHeaders(response.headers) : {};
     if (response) {
       if (seen.remaining !== undefined) this.informed = true;
       else this.firstBlindResponseAt ??= this.clock.now();

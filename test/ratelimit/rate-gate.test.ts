@@ -130,6 +130,15 @@ describe('RateGate', () => {
     expect(times.map((t) => t - start)).toEqual([0, 0, 0, 0, 250, 500]);
   });
 
+  it("takes no limit from a 401: its headers are the allowance of a refused key, not this gate's (found by a trial: a bad key logged 'pacing to it' before its error)", async () => {
+    const { g, clock } = gate({ limit: 100, burst: 150 });
+    const permit = g.acquire();
+    await clock.runAll(60_000);
+    g.release(await permit, { status: 401, headers: headers(clock, { limit: 4, remaining: 0, resetAt: clock.now() + 5 * WINDOW }) });
+    expect(g.state()).toMatchObject({ limit: 100, burst: 150 });
+    expect(g.state().remaining).toBeUndefined();
+  });
+
   it('waits for X-RateLimit-Reset once a fixed window is spent', async () => {
     const { g, clock } = gate({ limit: 100, burst: 100, windowMs: 10_000 });
     const windowEnd = clock.now() + 5_000;

@@ -62,7 +62,9 @@ export function registerCheckLookaheadCommand(program: Command): void {
     });
     if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);
     else {
-      const lines = [`check-lookahead ${r.strategy} ${iso(rest.from)} .. ${iso(rest.to)}: ${r.decisions} decisions at ${r.decisionTimes} times; replayed on the cache cut at ${r.checked} of them`];
+      const lines = [
+        `check-lookahead ${r.strategy} ${iso(rest.from)} .. ${iso(rest.to)}: ${r.decisions} decision${r.decisions === 1 ? '' : 's'} at ${r.decisionTimes} time${r.decisionTimes === 1 ? '' : 's'}; replayed on the cache cut at ${r.checked} of them`,
+      ];
       const skipped = r.failedEvents > 0 ? ` (of what its handlers did: they failed on ${r.failedEvents} event(s), skipped)` : '';
       const decisionRow = (d: Decision) => [iso(d.at), d.eventId, d.side, d.instrument, d.outcome, amount(d.quantity)];
       if (r.differences.length === 0)

@@ -116,7 +116,7 @@ export function registerOptimizeCommand(program: Command): void {
           run: runner,
           onTrial: (t, done) => {
             resumed ??= done - 1;
-            logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: trial ${done}/${flags.trials}`);
+            logger.info({ trial: t.n, score: t.score, params: t.params }, `optimize: ${done} of ${flags.trials} trials done`);
           },
         }).finally(() => runner.close());
         sayUnshown('optimize');

@@ -273,10 +273,17 @@ export function sourceLocation(frame: string): string {
 /** The error's own words, without the tool's preamble or the location already named. */
 function reason(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
-  const lines = message
+  const all = message
     .split('\n')
     .map((l) => l.replace(/^.*?:\d+:\d+: (ERROR: )?/, '').trim())
     .filter((l) => l !== '' && !/^Transform failed with \d+ errors?:$/.test(l));
+  // Node's "Require stack:" and the paths under it repeat the file already named.
+  const stack = all.findIndex((l) => /^Require stack:$/.test(l));
+  const lines = stack === -1 ? all : all.slice(0, stack);
+  // Found by a trial: a strategy kept outside any project that installs indexbot.
+  if (/^Cannot find (module|package) 'indexbot'/.test(lines[0] ?? '')) {
+    lines.splice(0, lines.length, `${lines[0]}: no node_modules/indexbot beside the file or above it; keep strategies in a project that installs indexbot (npx indexbot init makes one)`);
+  }
   // A strategy's own message may quote a credential it read: every place the error goes (the CLI, doctor, logs) gets it without.
   return withoutSecrets(lines.slice(0, 2).join(' '), secretValues());
 }

@@ -15,7 +15,7 @@ describe('research commands', () => {
     expect(peek.stderr).toBe('');
     expect(peek.status).toBe(1);
     const lines = peek.stdout.trim().split('\n');
-    expect(lines[0]).toBe('check-lookahead file-peeker 2025-03-01 00:00 .. 2025-03-05 23:00: 1 decisions at 1 times; replayed on the cache cut at 1 of them');
+    expect(lines[0]).toBe('check-lookahead file-peeker 2025-03-01 00:00 .. 2025-03-05 23:00: 1 decision at 1 time; replayed on the cache cut at 1 of them');
     expect(lines[1]).toMatch(/^FAIL 2 decision\(s\) differ/);
     expect(lines[3]).toMatch(/^2025-03-02 06:00 +2025-03-02 06:00 +rebalance\.announced:x:rb_x_1 +buy +index:x +filled +[\d.]+ +cut only$/);
     const global = await runCli(['check-lookahead', '--strategy', 'test/fixtures/research/global-peeker.ts'], env);
@@ -152,7 +152,7 @@ describe('research commands', () => {
     let sent = false;
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (!sent && stderr.includes('optimize: trial 3/5000')) sent = child.kill('SIGINT');
+      if (!sent && stderr.includes('optimize: 3 of 5000 trials done')) sent = child.kill('SIGINT');
     });
     const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(status).toBe(75);

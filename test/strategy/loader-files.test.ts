@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { StrategyError } from '../../src/core/index.ts';
 import { loadStrategies, loadStrategy, loadStrategyModule } from '../../src/strategy/index.ts';
+import { buildCache } from '../helpers/backtest-cache.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
 /**
@@ -74,6 +75,23 @@ describe('strategy files outside the repository', () => {
       expect((err as StrategyError).message, name).toContain(join(dir, name));
       expect((err as StrategyError).message, name).toMatch(expected);
     }
+  });
+
+  it("tells a strategy kept outside a project that installs indexbot where indexbot must be, without Node's require stack (found by a trial: it ended at 'Require stack:')", async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'indexbot-outside-'));
+    // No package.json, as the trial's folder: loaded as CommonJS, where Node adds its require stack.
+    const file = join(outside, 'lonely.ts');
+    writeFileSync(file, plain('lonely'));
+    // Through the CLI, as a user meets it: in this test process `indexbot` resolves everywhere.
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'backtest', '--strategy', file, '--db', buildCache()], { encoding: 'utf8', env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' } });
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^indexbot: ${file.replaceAll('.', '\\.')}: failed to load: Cannot find (module|package) 'indexbot'[^:]*: no node_modules/indexbot beside the file or above it; keep strategies in a project that installs indexbot \\(npx indexbot init makes one\\) \\[STRATEGY_LOAD\\]$`,
+        ),
+      ),
+    ]);
+    expect(r.status).toBe(78);
   });
 
   it('refuses params that are not a zod schema, naming the file', async () => {

@@ -5,7 +5,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
-import { SnapshotStore } from '../store/index.ts';
+import { RunLock, SnapshotStore } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -32,6 +32,8 @@ export function collectStatus(store: SnapshotStore, now: number) {
           ? { lastSuccessfulPollAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) }
           : { lastStreamReadAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) },
     eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt), running: streamRead.value.pid === undefined ? null : isRunning(streamRead.value.pid) } : null,
+    // The daemon (or runner) holding this database's lock now, if one does.
+    daemon: { pid: RunLock.holder(store.path) ?? null },
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
@@ -150,7 +152,8 @@ function render(s: ReturnType<typeof collectStatus>): string {
   const beat = s.heartbeat
     ? `heartbeat: ${'lastStreamReadAt' in s.heartbeat ? 'last event-stream read' : 'last successful poll'} ${age(s.heartbeat.ageS)}`
     : 'heartbeat: no successful poll nor event-stream read yet';
-  const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, beat, ''];
+  const daemon = s.daemon.pid === null ? 'daemon: none running on this database' : `daemon: running (pid ${s.daemon.pid})`;
+  const lines: string[] = [`indexbot status  db ${s.db} (schema v${s.schemaVersion})  ${s.now}`, daemon, beat, ''];
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;

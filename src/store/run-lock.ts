@@ -57,6 +57,15 @@ export class RunLock {
     return new RunLock(db, pidPath);
   }
 
+  /**
+   * The pid of the indexbot running on `dbPath` now, read from the pid file its lock's holder
+   * writes: undefined when none runs (no file, or its process gone: a kill -9 leaves the file).
+   * A look only: the lock is not touched, so a daemon starting at that moment is never refused.
+   */
+  static holder(dbPath: string): number | undefined {
+    return runningPid(`${dbPath}.lock.pid`);
+  }
+
   /** Gives the lock up. The pid file goes first, while the lock is still ours: it can only be our own. */
   release(): void {
     if (!this.db.open) return;
@@ -69,14 +78,20 @@ export class RunLock {
 function holderPid(pidPath: string): number | undefined {
   const end = Date.now() + HOLDER_PID_WAIT_MS;
   for (;;) {
-    try {
-      const pid = Number(readFileSync(pidPath, 'utf8'));
-      if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) return pid;
-    } catch {
-      // not written yet
-    }
+    const pid = runningPid(pidPath);
+    if (pid !== undefined) return pid;
     if (Date.now() > end) return undefined;
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
+}
+
+function runningPid(pidPath: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(pidPath, 'utf8'));
+    return Number.isInteger(pid) && pid > 0 && isRunning(pid) ? pid : undefined;
+  } catch {
+    // None written (yet), or gone with its holder.
+    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { SnapshotStore } from '../../src/store/index.ts';
+import { RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 import { buildCache } from '../helpers/backtest-cache.ts';
 
@@ -50,5 +50,24 @@ describe('indexbot status on a cache filled by backfill alone', () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(/^ {2}x +composition fetched never .* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1$/);
     expect(rows[1]).toMatch(/^ {2}y +.* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 0$/);
+  });
+});
+
+describe('indexbot status and the daemon (found by a new-user trial: it never said plainly whether one runs)', () => {
+  it('says which pid holds the database, and that none does once it let go', () => {
+    const db = tempDbPath();
+    SnapshotStore.open(db).close();
+    const status = () => spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+    const statusJson = () => JSON.parse(spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }).stdout);
+    // This process holds the lock as a daemon does.
+    const lock = RunLock.acquire(db);
+    try {
+      expect(status().stdout.split('\n')[1]).toBe(`daemon: running (pid ${process.pid})`);
+      expect(statusJson().daemon).toEqual({ pid: process.pid });
+    } finally {
+      lock.release();
+    }
+    expect(status().stdout.split('\n')[1]).toBe('daemon: none running on this database');
+    expect(statusJson().daemon).toEqual({ pid: null });
   });
 });

@@ -299,12 +299,17 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
  */
 export function researchInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger) {
   const { held, from: _from, to: _to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
-  // Hundreds of runs: at the default level their info lines are counted, not written; --log-level debug writes them.
+  return { from: held.from, to: held.to, settings, ...manyRunsLogger(config, runLogger, logger) };
+}
+
+/**
+ * The logger of a command's many runs (optimize, walk-forward, check-lookahead): at the
+ * default level their info lines are counted, not written (hundreds of runs each logging a
+ * strategy's lines buried the command's own); --log-level debug writes them.
+ */
+export function manyRunsLogger(config: Config, runLogger: Logger, logger: Logger) {
   const runs = config.logLevel === 'info' ? countingInfo(runLogger) : { logger: runLogger, counted: () => 0 };
   return {
-    from: held.from,
-    to: held.to,
-    settings,
     logger: runs.logger,
     /** Once the runs are done: lines counted and never written are said to exist, so a user knows where to look. */
     sayUnshown(command: string): void {

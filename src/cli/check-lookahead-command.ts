@@ -4,7 +4,7 @@ import { amount, formatTable } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { type Decision, checkLookahead } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, failureLine, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, failureLine, manyRunsLogger, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
@@ -49,8 +49,9 @@ export function registerCheckLookaheadCommand(program: Command): void {
       cache.close();
     }
     // Over the part of the range the cache holds, as the replays see it (a larger hole at either end stopped above unless --allow-gaps).
-    const { cache: _, held, ...asked } = inputs;
-    const rest = { ...asked, ...held };
+    const { cache: _, held, logger: runLogger, ...asked } = inputs;
+    const runs = manyRunsLogger(config, runLogger, logger);
+    const rest = { ...asked, ...held, logger: runs.logger };
     const r = await checkLookahead({
       ...rest,
       cachePath: config.db,
@@ -60,6 +61,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
       globalsBefore,
       onCheck: (done, total) => logger.debug({ done, total }, 'lookahead: replayed on a cut cache'),
     });
+    runs.sayUnshown('check-lookahead');
     if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);
     else {
       const lines = [

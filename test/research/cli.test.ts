@@ -170,7 +170,7 @@ describe('research commands', () => {
     expect(fewer.stdout).toContain(`${kept + 1} trials (0 run now, ${kept + 1} from the study, which held more than --trials 2: all are ranked)`);
   }, 120_000);
 
-  it("optimize and walk-forward count the runs' info lines instead of writing them, and say so; --log-level debug writes them", async () => {
+  it("optimize, walk-forward and check-lookahead count the runs' info lines instead of writing them, and say so; --log-level debug writes them", async () => {
     const dir = dirname(db);
     const space = join(dir, 'logging-space.json');
     writeFileSync(space, JSON.stringify({ notionalUsd: [50, 500] }));
@@ -201,5 +201,11 @@ describe('research commands', () => {
     expect(walked.status).toBe(0);
     expect(jsonLines(walked.stderr).filter((l) => l.msg === 'announced seen')).toEqual([]);
     expect(jsonLines(walked.stderr).map((l) => l.msg)).toContainEqual(expect.stringMatching(/^walk-forward: the runs logged \d+ info lines, not shown; --log-level debug shows them$/));
+
+    // check-lookahead replays the range once per decision checked: a trial saw 837 lines of a strategy's for --max-checks 10.
+    const checked = await runCli(['check-lookahead', '--strategy', strategy, '--indexes', 'x'], { ...env, INDEXBOT_LOG_FORMAT: 'json' });
+    expect(checked.status).toBe(0);
+    expect(jsonLines(checked.stderr).filter((l) => l.msg === 'announced seen')).toEqual([]);
+    expect(jsonLines(checked.stderr).map((l) => l.msg)).toContainEqual(expect.stringMatching(/^check-lookahead: the runs logged \d+ info lines, not shown; --log-level debug shows them$/));
   }, 120_000);
 });

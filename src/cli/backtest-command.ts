@@ -242,7 +242,10 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
     const known = cache.indexCacheSummaries().map((s) => s.indexId);
     const unknown = flags.indexes.filter((id) => !known.includes(id));
     if (unknown.length > 0 && known.length > 0) {
-      throw new UsageError(`--indexes: ${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length > 1 ? 'are' : 'is'} no index ${config.db} knows (it knows ${known.join(', ')})`);
+      const names = unknown.map((id) => `"${id}"`).join(', ');
+      throw new UsageError(
+        `--indexes: ${names} ${unknown.length > 1 ? 'are' : 'is'} no index ${config.db} knows (it knows ${known.join(', ')}); check the name, or run \`indexbot backfill --indexes ${unknown.join(',')}\` first`,
+      );
     }
   }
   if (indexes.length === 0 || span.first === null) {

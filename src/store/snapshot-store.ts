@@ -76,7 +76,7 @@ type Row = Record<string, unknown>;
  * sighting instead, a record a first poll found finished months ago replayed its end at
  * that poll, after every backtest's range.
  */
-export function statusTimes(r: Pick<Rebalance, 'status' | 'announced_at' | 'effective_at' | 'completed_at'>, seenAt: number): [status: string, at: number][] {
+function statusTimes(r: Pick<Rebalance, 'status' | 'announced_at' | 'effective_at' | 'completed_at'>, seenAt: number): [status: string, at: number][] {
   const effectiveAt = Date.parse(r.effective_at);
   const times: [string, number][] = [['announced', Math.min(Date.parse(r.announced_at), seenAt)]];
   if (r.status === 'completed') times.push(['completed', Math.min(r.completed_at ? Date.parse(r.completed_at) : effectiveAt, seenAt)]);
@@ -336,8 +336,8 @@ export class SnapshotStore implements TokenStore {
 
   /**
    * A rebalancing record as a poll (`seenAt`: the poll's time) or a backfill (the fetch's)
-   * gave it, with each of its statuses dated once, at the first sighting of that status:
-   * see {@link statusTimes}.
+   * gave it. Each of its statuses is stored once, when first seen, at the time
+   * {@link statusTimes} gives it.
    */
   upsertRebalance(r: Rebalance, seenAt: number): void {
     this.s.upsertRebalance.run(r.id, r.index_id, r.status, Date.parse(r.announced_at), Date.parse(r.effective_at), r.completed_at ? Date.parse(r.completed_at) : null, JSON.stringify(r), seenAt);

@@ -57,7 +57,9 @@ describe('a backtest of data the cache does not hold (found by a new-user trial)
   it('names an index the cache has never heard of as a bad --indexes, not as history to backfill', async () => {
     // A writable --out: the tests above left this folder's data/backtests unmakeable.
     const r = await run(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x,nosuchindex', '--out', join(dir, 'out-unknown'), '--db', cache], dir);
-    expect(r.ours).toEqual([expect.stringMatching(/^indexbot: --indexes: "nosuchindex" is no index \S+ knows \(it knows x, y\) \[USAGE_INVALID\]$/)]);
+    expect(r.ours).toEqual([
+      expect.stringMatching(/^indexbot: --indexes: "nosuchindex" is no index \S+ knows \(it knows x, y\); check the name, or run `indexbot backfill --indexes nosuchindex` first \[USAGE_INVALID\]$/),
+    ]);
     expect(r.status).toBe(64);
   });
 

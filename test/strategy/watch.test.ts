@@ -35,20 +35,34 @@ async function until(what: string, check: () => boolean, ms = 15_000): Promise<v
   }
 }
 
+/** The strategies of `dir` loaded, run and watched, as `indexbot run --watch` does; `deliver` appends a performance update and waits for it to be handled. */
+async function watching(dir: string) {
+  const { logger, lines } = captureLogger();
+  const loaded = await loadStrategies(dir, { logger });
+  const store = SnapshotStore.open(':memory:');
+  const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
+  const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+  return {
+    lines,
+    store,
+    async deliver(nav: number) {
+      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
+      await runtime.drain();
+    },
+    async close() {
+      watcher.close();
+      await runtime.stop();
+      store.close();
+    },
+  };
+}
+
 describe('watch mode', () => {
   it('runs the next event on the changed file, keeps state and cursor, and keeps the old code when an edit breaks it', async () => {
     const file = join(dir, 'versioned.ts');
     writeFileSync(file, version('v1'));
-    const { logger, lines } = captureLogger();
-    const loaded = await loadStrategies(dir, { logger });
-    const store = SnapshotStore.open(':memory:');
-    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
-    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+    const { lines, store, deliver, close } = await watching(dir);
     const seen = () => store.strategies.stateEntries('versioned').get('seen');
-    const deliver = async (nav: number) => {
-      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
-      await runtime.drain();
-    };
     try {
       await deliver(1);
       expect(seen()).toEqual(['v1:1']);
@@ -66,9 +80,7 @@ describe('watch mode', () => {
       expect(failure).toContain(`${file}:4: failed to load`);
       expect(store.cursor('strategy:versioned')).toBe(3);
     } finally {
-      watcher.close();
-      await runtime.stop();
-      store.close();
+      await close();
     }
   });
 });
@@ -93,15 +105,7 @@ export default defineStrategy({
 });
 `,
     );
-    const { logger, lines } = captureLogger();
-    const loaded = await loadStrategies(dir, { logger });
-    const store = SnapshotStore.open(':memory:');
-    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
-    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
-    const deliver = async (nav: number) => {
-      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
-      await runtime.drain();
-    };
+    const { lines, store, deliver, close } = await watching(dir);
     try {
       await deliver(1);
       writeFileSync(join(helpers, 'label.ts'), "export const LABEL = 'b';\n");
@@ -109,9 +113,7 @@ export default defineStrategy({
       await deliver(2);
       expect(store.strategies.stateEntries('labelled').get('seen')).toEqual(['a:1', 'b:2']);
     } finally {
-      watcher.close();
-      await runtime.stop();
-      store.close();
+      await close();
     }
   });
 });
@@ -122,16 +124,8 @@ describe('watch mode and editors that save by rename', () => {
     mkdirSync(dir);
     const file = join(dir, 'versioned.ts');
     writeFileSync(file, version('v1'));
-    const { logger, lines } = captureLogger();
-    const loaded = await loadStrategies(dir, { logger });
-    const store = SnapshotStore.open(':memory:');
-    const runtime = new StrategyRuntime({ store, strategies: loaded, logger });
-    const watcher = watchStrategies({ dir, loaded, params: {}, runtime, logger, settleMs: 50 });
+    const { lines, store, deliver, close } = await watching(dir);
     const reloads = () => lines.filter((l) => l.includes('reloaded versioned')).length;
-    const deliver = async (nav: number) => {
-      store.appendEvents([performanceUpdated({ nav, at: Date.UTC(2026, 0, 1, nav) })].map(({ seq: _seq, ...e }) => e));
-      await runtime.drain();
-    };
     const saveByRename = (code: string) => {
       // As sed -i does: a temporary file beside it (no source extension), renamed over it.
       const temporary = join(dir, 'sedAb12Cd');
@@ -167,9 +161,7 @@ describe('watch mode and editors that save by rename', () => {
       writeFileSync(join(lib, 'helper.ts'), 'export const A = 2;\n');
       await until('the reload for a helper in the folder made again', () => reloads() > before);
     } finally {
-      watcher.close();
-      await runtime.stop();
-      store.close();
+      await close();
     }
   });
 });

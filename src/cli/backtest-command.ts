@@ -25,7 +25,18 @@ import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contrac
 import { BacktestDataError, ConfigError, type Logger, StrategyError, countingInfo, UsageError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
-import { type LoadedStrategy, STRATEGY_SOURCE, type Strategy, checkConfiguredNames, loadStrategies, loadStrategyModule, strategyFileNamed, strategyFiles, withParams } from '../strategy/index.ts';
+import {
+  type LoadedStrategy,
+  STRATEGY_SOURCE,
+  type Strategy,
+  checkConfiguredNames,
+  loadStrategies,
+  loadStrategyModule,
+  strategyFileNamed,
+  strategyFiles,
+  withParams,
+  ParamsError,
+} from '../strategy/index.ts';
 import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
 import { EXAMPLE_STRATEGIES, packageJson } from './package-files.ts';
 
@@ -74,24 +85,24 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
 
 /**
  * The strategy with `params`; a set its schema refuses is named by where it came from (the
- * grid file and the set, or --params), not only by the strategy's file. Refused when only
- * --params gave any, it is a bad flag (exit 64), as bad JSON there is; with a file among the
- * layers, a bad value in a file (78).
+ * grid file and the set, or --params), not only by the strategy's file. When every key at
+ * fault is one --params gave, it is a bad flag (exit 64), as bad JSON there is; otherwise a
+ * bad value in a file, the grid's or the config's (78).
  */
 export function withParamsFrom(strategy: Strategy, file: string, params: Record<string, unknown>, from: ParamsSource | undefined): LoadedStrategy {
   try {
     return withParams(strategy, file, params);
   } catch (e) {
-    if (from === undefined || !(e instanceof StrategyError) || e.code !== 'STRATEGY_PARAMS') throw e;
+    if (from === undefined || !(e instanceof ParamsError)) throw e;
     const message = `${from.where}: ${e.message}`;
-    throw from.flagOnly ? new UsageError(message) : new StrategyError(message, 'STRATEGY_PARAMS');
+    throw e.keys.every((k) => from.flagKeys.has(k)) ? new UsageError(message) : new StrategyError(message, 'STRATEGY_PARAMS');
   }
 }
 
-/** Where a run's params came from: the layers named, and whether a flag alone gave them. */
+/** Where a run's params came from: the layers named, and the keys whose value --params gave (no grid set over it). */
 export interface ParamsSource {
   where: string;
-  flagOnly: boolean;
+  flagKeys: ReadonlySet<string>;
 }
 
 /** One layer of a run's params: a set, and which of how many its source gives. */
@@ -109,10 +120,10 @@ export function paramsSource(layers: { grid?: ParamsLayer & { file: string }; pa
   const which = (l: ParamsLayer) => `${l.total > 1 ? `set ${l.index + 1} of ${l.total} ` : ''}${JSON.stringify(l.set)}`;
   const parts: string[] = [];
   if (layers.grid) parts.push(`--grid ${layers.grid.file}, ${which(layers.grid)}`);
-  const flag = layers.params !== undefined && Object.keys(layers.params.set).length > 0;
-  if (flag) parts.push(`--params ${which(layers.params!)}`);
+  const flagKeys = new Set(Object.keys(layers.params?.set ?? {}).filter((k) => !(layers.grid && k in layers.grid.set)));
+  if (layers.params && Object.keys(layers.params.set).length > 0) parts.push(`--params ${which(layers.params)}`);
   if (layers.config && Object.keys(layers.config).length > 0) parts.push(`the config's strategies.params ${JSON.stringify(layers.config)}`);
-  return parts.length > 0 ? { where: parts.join(' over '), flagOnly: flag && parts.length === 1 } : undefined;
+  return parts.length > 0 ? { where: parts.join(' over '), flagKeys } : undefined;
 }
 
 export function registerBacktestCommand(program: Command): void {

@@ -23,6 +23,7 @@ export {
   loadStrategyModule,
   sourceLocation,
   withParams,
+  ParamsError,
   type LoadedStrategy,
   type LoadOptions,
 } from './loader.ts';

@@ -290,6 +290,16 @@ function reason(e: unknown): string {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Params a strategy's schema refused, with the top-level keys at fault, so a caller can tell which of its sources gave them. */
+export class ParamsError extends StrategyError {
+  constructor(
+    message: string,
+    readonly keys: readonly string[],
+  ) {
+    super(message, 'STRATEGY_PARAMS');
+  }
+}
+
 /** The strategy with `raw` params validated by its schema (a sweep calls this once per parameter set). */
 export function withParams(strategy: Strategy, file: string, raw: unknown): LoadedStrategy {
   const schema = strategy.params ?? NO_PARAMS;
@@ -299,14 +309,16 @@ export function withParams(strategy: Strategy, file: string, raw: unknown): Load
   const known = typeof shape === 'object' && shape !== null ? Object.keys(shape) : undefined;
   const unknown = known && typeof raw === 'object' && raw !== null ? Object.keys(raw).filter((k) => !known.includes(k)) : [];
   if (unknown.length > 0) {
-    throw new StrategyError(
+    throw new ParamsError(
       `${file}: params of "${strategy.name}" are invalid: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${known!.join(', ') || 'none'})`,
-      'STRATEGY_PARAMS',
+      unknown,
     );
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    throw new StrategyError(`${file}: params of "${strategy.name}" are invalid: ${describeIssues(parsed.error)}`, 'STRATEGY_PARAMS');
+    // A check of the whole object (a refine) has no key: '' stands for it.
+    const keys = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')))];
+    throw new ParamsError(`${file}: params of "${strategy.name}" are invalid: ${describeIssues(parsed.error)}`, keys);
   }
   return { strategy, params: Object.freeze(parsed.data), file };
 }

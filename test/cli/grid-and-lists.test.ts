@@ -44,11 +44,29 @@ describe('a set of params the strategy refuses', () => {
   it('names every layer that gave params, a grid set over --params: the refused key may be in either', () => {
     const grid = gridFile({ holdHours: [6, 12] });
     const r = refused(['walk-forward', '--train', '30d', '--test', '7d', '--grid', grid, '--params', '{"maxTokens":0.5}']);
-    expect(r.status).toBe(78);
+    // The key at fault is the flag's: a bad flag (exit 64) whatever other layers gave.
+    expect(r.status).toBe(64);
     expect(r.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params {"maxTokens":0.5}: `);
     const sweep = refused(['backtest', '--grid', grid, '--params', '{"maxTokens":0.5}', '--params', '{"maxTokens":2}']);
-    expect(sweep.status).toBe(78);
+    expect(sweep.status).toBe(64);
     expect(sweep.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params set 1 of 2 {"maxTokens":0.5}: `);
+    // The grid's own value is at fault, though --params gave the same key: the grid's set is over it.
+    const overridden = refused(['backtest', '--grid', gridFile({ holdHours: [6, -1] }), '--params', '{"holdHours":12}']);
+    expect(overridden.status).toBe(78);
+  });
+
+  it('tells the layer of the key at fault: a --params value over a good config value is a bad flag (64), a bad config value under a good --params a bad file (78) (found by a trial)', () => {
+    const withConfig = (params: object, args: string[]) =>
+      spawnSync(process.execPath, ['bin/indexbot.js', 'backtest', '--strategy', 'rebalance-front-run', ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, INDEXBOT_CONFIG: tempJsonFile('indexbot.json', { strategies: { params: { 'rebalance-front-run': params } } }) },
+      });
+    const flag = withConfig({ holdHours: 6 }, ['--params', '{"holdHours":-3}']);
+    expect(flag.stderr).toMatch(/^indexbot: --params \{"holdHours":-3\} over the config's strategies\.params \{"holdHours":6\}: .* \[USAGE_INVALID\]\n$/);
+    expect(flag.status).toBe(64);
+    const file = withConfig({ holdHours: -1 }, ['--params', '{"maxTokens":2}']);
+    expect(file.stderr).toMatch(/^indexbot: --params \{"maxTokens":2\} over the config's strategies\.params \{"holdHours":-1\}: .* \[STRATEGY_PARAMS\]\n$/);
+    expect(file.status).toBe(78);
   });
 
   it('optimize names --params too, before any trial', () => {

@@ -1,7 +1,7 @@
 export * from './errors.ts';
 export { type Clock, MAX_TIMER_MS, systemClock, sleep, ManualClock } from './clock.ts';
 export { eitherSignal } from './abort.ts';
-export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLoggerOptions, silentLogger, createLogger, countingInfo } from './logger.ts';
+export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLoggerOptions, silentLogger, createLogger, countingInfo, demoted } from './logger.ts';
 export { describeIssues, plainText } from './text.ts';
 export { secretValues, withoutSecrets } from './secrets.ts';
 export { mulberry32 } from './random.ts';

@@ -45,6 +45,17 @@ export function countingInfo(logger: Logger): { logger: Logger; counted(): numbe
   return { logger: wrap(logger), counted: () => counted };
 }
 
+/**
+ * Every line at debug: for runs that repeat what a first run already logged (check-lookahead
+ * replays the same events on the cache cut at each decision), so only --log-level debug
+ * writes them again.
+ */
+export function demoted(logger: Logger): Logger {
+  const at = (l: Logger) => (obj: object, msg?: string) => l.debug(obj, msg);
+  const wrap = (l: Logger): Logger => ({ debug: at(l), info: at(l), warn: at(l), error: at(l), child: (bindings) => wrap(l.child(bindings)) });
+  return wrap(logger);
+}
+
 /** Paths pino blanks out wherever they appear in a log object. */
 export const REDACTED_PATHS = [
   'authorization',

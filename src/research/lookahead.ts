@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
+import { demoted } from '../core/index.ts';
 import { CacheCopy, SnapshotStore } from '../store/index.ts';
 import { type LoadedStrategy, loadStrategy, sourceLocation } from '../strategy/index.ts';
 
@@ -86,7 +87,9 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
   const clock = watchWallClock(file);
   const dir = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-'));
   let loaded: LoadedStrategy | undefined;
-  const run = async (cachePath: string, to: number, reuse = false): Promise<BacktestResult> => {
+  // The first run's lines are written; the others replay the same events, and would write them again for every check.
+  const quiet = o.logger && demoted(o.logger);
+  const run = async (cachePath: string, to: number, logger = quiet, reuse = false): Promise<BacktestResult> => {
     // A strategy that opens the cache by itself, in a handler or when its module is evaluated
     // (each run but a reuse loads it afresh), finds it where the bot's own commands do.
     const previousDb = process.env.INDEXBOT_DB;
@@ -94,7 +97,7 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
     const cache = SnapshotStore.open(cachePath, { readonly: true });
     try {
       const strategy = reuse && loaded ? loaded : (loaded = await loadStrategy(file, o.params));
-      return await runBacktest({ ...o, cache, strategy, to, onProgress: undefined });
+      return await runBacktest({ ...o, cache, strategy, to, onProgress: undefined, logger });
     } finally {
       if (previousDb === undefined) delete process.env.INDEXBOT_DB;
       else process.env.INDEXBOT_DB = previousDb;
@@ -102,9 +105,9 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
     }
   };
   try {
-    const full = await run(o.cachePath, o.to);
+    const full = await run(o.cachePath, o.to, o.logger);
     const decisions = decisionsOf(full);
-    const carriedOver = compare(decisions, decisionsOf(await run(o.cachePath, o.to, true)), Number.POSITIVE_INFINITY);
+    const carriedOver = compare(decisions, decisionsOf(await run(o.cachePath, o.to, quiet, true)), Number.POSITIVE_INFINITY);
     const times = [...new Set(decisions.map((d) => d.at))].sort((a, b) => b - a);
     const picked = evenly(times, maxChecks);
     const differences: Difference[] = [];

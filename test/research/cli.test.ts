@@ -34,6 +34,10 @@ describe('research commands', () => {
     expect(failed.stderr.trim().split('\n').at(-1)).toMatch(
       /^indexbot: the check: strategy handlers failed on \d+ event\(s\), which were skipped \(first: performance\.updated:x:.*broken on purpose, at test\/fixtures\/backtest\/fail-better\.ts:\d+:\d+; the check covers only what the other events led to\); fix the strategy, or pass --allow-failures to accept the figures \[BACKTEST_STRATEGY_FAILED\]$/,
     );
+    // The first run's failures are logged (five, then one line); the replays on cut caches repeat them at debug only (a trial saw 118 lines).
+    const logged = failed.stderr.split('\n').filter((l) => l.startsWith('{'));
+    expect(logged.filter((l) => l.includes('strategy handler failed'))).toHaveLength(5);
+    expect(logged.filter((l) => l.includes('further failed events are parked and counted'))).toHaveLength(1);
     expect((await runCli([...failing, '--allow-failures'], env)).status).toBe(0);
     const clean = await runCli(['check-lookahead', '--strategy', 'rebalance-front-run', '--json'], env);
     expect(clean.status).toBe(0);

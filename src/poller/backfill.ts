@@ -3,8 +3,13 @@ import { type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
 import { type Clock, type Logger, silentLogger, systemClock } from '../core/index.ts';
 import { type SnapshotStore, type TimeRange, findGaps, missingRanges } from '../store/index.ts';
 
-/** How far before `from` rebalancing records are fetched: one announced earlier may complete inside the range. */
-const REBALANCING_LOOKBACK_MS = 31 * 86_400_000;
+/**
+ * Rebalancing records are fetched from the first the server has, whatever `from`: a replay's
+ * target weights at its start are those of the last rebalance that set each constituent's,
+ * however long before (a trial's drift events differed by 81 between a cache with records
+ * from 31 days before `from` and one a daemon had filled). They are few: a page or two a year.
+ */
+const REBALANCING_FROM = 0;
 
 export interface BackfillOptions {
   client: IndexClient;
@@ -76,7 +81,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillReport> {
   const started = clock.now();
   const plan = o.indexes.map((indexId) => {
     const history = missingRanges({ from: o.from, to }, o.store.history.coverage(dataset, indexId));
-    const rebalancing = missingRanges({ from: o.from - REBALANCING_LOOKBACK_MS, to }, o.store.history.coverage('rebalancing', indexId));
+    const rebalancing = missingRanges({ from: REBALANCING_FROM, to }, o.store.history.coverage('rebalancing', indexId));
     return { indexId, history, rebalancing };
   });
   const estimate = (r: TimeRange) => Math.max(1, Math.ceil((Math.floor((r.to - r.from) / step) + 1) / pageSize));

@@ -178,7 +178,7 @@ export function registerBacktestCommand(program: Command): void {
     prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { held: _held, ...common } = backtestInputs(flags, config, cache, logger);
+      const { held: _held, ...common } = backtestInputs(flags, config, cache, logger, strategy);
       let files: ReportFiles[];
       if (runs.length === 1) files = [reportFiles(await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress })))];
       else {
@@ -217,7 +217,7 @@ export function withBacktestInputOptions(command: Command): Command {
   return command
     .option('--from <date>', 'start (default the first cached point)', dateOption)
     .option('--to <date>', 'end (default the last cached point)', dateOption)
-    .option('--indexes <ids>', 'comma-separated index ids (default the configured ones that have cached history)', listOption)
+    .option('--indexes <ids>', "comma-separated index ids (default the strategy's own `indexes`, else the configured ones that have cached history)", listOption)
     .option('--interval <interval>', `history interval: ${HISTORY_INTERVALS.join(' or ')}`, intervalOption, '1h')
     .option('--cash <usd>', "starting cash (default the config's paper cash)", numberOption(0, BOUNDS.cash.max, { aboveMin: true }))
     .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(BOUNDS.bps.min, BOUNDS.bps.max))
@@ -245,9 +245,17 @@ export interface BacktestInputFlags {
  * --from or --to and the cache's first or last point is a gap like any other: longer than the
  * largest accepted, it stops the command unless --allow-gaps.
  */
-export function backtestInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
-  const span = cache.history.span(flags.interval, flags.indexes ?? (config.indexes === 'all' ? undefined : config.indexes));
-  const indexes = flags.indexes ?? span.indexIds;
+export function backtestInputs(
+  flags: BacktestInputFlags,
+  config: Config,
+  cache: SnapshotStore,
+  logger: Logger,
+  strategy: Pick<Strategy, 'indexes'>,
+): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
+  // The strategy's own list before the cache's: its handlers hear no other index, and another's hole would stop its run.
+  const asked = flags.indexes ?? (strategy.indexes === undefined || strategy.indexes === 'all' ? undefined : [...strategy.indexes]);
+  const span = cache.history.span(flags.interval, asked ?? (config.indexes === 'all' ? undefined : config.indexes));
+  const indexes = asked ?? span.indexIds;
   if (flags.indexes) {
     // A name the cache has never heard of is a typo more often than an index to backfill.
     const known = cache.indexCacheSummaries().map((s) => s.indexId);
@@ -261,7 +269,7 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
   }
   if (indexes.length === 0 || span.first === null) {
     throw new BacktestDataError(
-      `${config.db} holds no ${flags.interval} history${flags.indexes ? ` for ${flags.indexes.join(', ')}` : ''}; run \`indexbot backfill --from DATE${flags.interval === '1h' ? '' : ` --interval ${flags.interval}`}\` first`,
+      `${config.db} holds no ${flags.interval} history${asked ? ` for ${asked.join(', ')}` : ''}; run \`indexbot backfill --from DATE${flags.interval === '1h' ? '' : ` --interval ${flags.interval}`}\` first`,
       'BACKTEST_NO_DATA',
     );
   }
@@ -311,8 +319,8 @@ export function backtestInputs(flags: BacktestInputFlags, config: Config, cache:
  * at either end stops at backtestInputs unless --allow-gaps), and the settings and logger each
  * of their backtests shares (each one's own range comes per window or trial).
  */
-export function researchInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger) {
-  const { held, from: _from, to: _to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger);
+export function researchInputs(flags: BacktestInputFlags, config: Config, cache: SnapshotStore, logger: Logger, strategy: Pick<Strategy, 'indexes'>) {
+  const { held, from: _from, to: _to, cache: _cache, logger: runLogger, ...settings } = backtestInputs(flags, config, cache, logger, strategy);
   return { from: held.from, to: held.to, settings, ...manyRunsLogger(config, runLogger, logger) };
 }
 

@@ -44,7 +44,7 @@ export function registerCheckLookaheadCommand(program: Command): void {
     const cache = SnapshotStore.open(config.db, { readonly: true });
     let inputs: ReturnType<typeof backtestInputs>;
     try {
-      inputs = backtestInputs(flags, config, cache, logger);
+      inputs = backtestInputs(flags, config, cache, logger, strategy);
     } finally {
       cache.close();
     }

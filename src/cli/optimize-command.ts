@@ -83,7 +83,7 @@ export function registerOptimizeCommand(program: Command): void {
       );
       const cache = SnapshotStore.open(config.db, { readonly: true });
       try {
-        const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger);
+        const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger, loaded.strategy);
         const identity = {
           strategy: loaded.strategy.name,
           sourceHash: strategySourceHash(loaded.file),

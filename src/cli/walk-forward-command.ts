@@ -84,7 +84,7 @@ export function registerWalkForwardCommand(program: Command): void {
     }
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
-      const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger);
+      const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger, loaded.strategy);
       const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
       if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
       const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCache } from '../helpers/backtest-cache.ts';
@@ -67,5 +67,17 @@ describe('a backtest of data the cache does not hold (found by a new-user trial)
     const r = await run(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--interval', '1d', '--out', join(dir, 'out-1d'), '--db', cache], dir);
     expect(r.ours).toEqual([expect.stringMatching(/holds no 1d history for x; run `indexbot backfill --from DATE --interval 1d` first \[BACKTEST_NO_DATA\]$/)]);
     expect(r.status).toBe(64);
+  });
+});
+
+describe('a backtest of a strategy that names its indexes (found by a trial)', { timeout: 60_000 }, () => {
+  it('replays those indexes by default, not every index the cache holds', async () => {
+    const file = join(dir, 'only-x.mjs');
+    writeFileSync(file, "export default { [Symbol.for('indexbot.strategy')]: true, name: 'only-x', indexes: ['x'], on: {} };\n");
+    const out = join(dir, 'out-only-x');
+    const r = await run(['backtest', '--strategy', file, '--db', cache, '--out', out], dir);
+    expect(r.status, r.stderr).toBe(0);
+    // --out is the run's own folder.
+    expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).settings.indexes).toEqual(['x']);
   });
 });

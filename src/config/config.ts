@@ -360,7 +360,7 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
     throw inputError(message, fromFlag);
   }
   const token = file?.token === undefined ? undefined : fromEnv(file.token, 'http.token', path, env);
-  if (token !== undefined && token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
+  if (token !== undefined) checkTokenLength(token, path);
   // Dotted digits that are no IPv4 address (999.1.1.1) would be taken for a host name and told to need a token.
   if (/^[\d.]+$/.test(address.host) && isIP(address.host) === 0) {
     const message = `${source}: ${address.host} is not an IP address (IPv4 is four numbers 0 to 255, such as 127.0.0.1), in ${JSON.stringify(listen)}`;
@@ -372,9 +372,15 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
   return { ...address, source: `${source} ${listen}`, fromFlag, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
 }
 
+function checkTokenLength(token: string, path: string): void {
+  if (token.length < 16) throw new ConfigError(`${path}: http.token: expected at least 16 characters, got ${token.length}`);
+}
+
 function httpUnused(file: ConfigFile['http'], path: string): string | undefined {
   const set = Object.keys(file ?? {});
   if (set.length === 0 || file?.listen !== undefined) return undefined;
+  // A token written in the file is refused now, not at the first --http (doctor passed one run --http refused).
+  if (file?.token !== undefined && !file.token.startsWith('env:')) checkTokenLength(file.token, path);
   return `${path}: ${set.map((k) => `http.${k}`).join(', ')} set but not http.listen: no HTTP face (metrics, dashboard, API, event stream) runs; set http.listen or pass --http`;
 }
 

@@ -69,5 +69,8 @@ describe('http settings that turn nothing on', () => {
     expect(loadConfig({ config: file({}) }, {}).httpUnused).toBeUndefined();
     // Commands that run no daemon say nothing of it.
     expect(loadConfig({ config: path }, {}, { services: false }).httpUnused).toBeUndefined();
+    // A token written in the file is checked though unused: doctor passed one that run --http then refused (found by a trial).
+    const short = file({ http: { token: 'short' } });
+    expect(caught<ConfigError>(() => loadConfig({ config: short }, {})).message).toBe(`${short}: http.token: expected at least 16 characters, got 5`);
   });
 });

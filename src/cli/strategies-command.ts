@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, UsageError } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 import { loggerFor, withConfigFlags } from './options.ts';
@@ -22,11 +22,20 @@ export function registerStrategiesCommand(program: Command): void {
     }
   });
   withConfigFlags(
-    cmd.command('retry').description('deliver parked events again (stop the daemon first: one process per database)').option('--strategy <name>', 'only this strategy'),
+    cmd
+      .command('retry')
+      .description('deliver parked events again (stop the daemon first: one process per database)')
+      // The name as the dashboard's and Telegram's retry take it, or as --strategy.
+      .argument('[name]', 'only this strategy')
+      .option('--strategy <name>', 'only this strategy'),
     'config',
     'db',
     'strategies',
-  ).action(async (flags: RetryFlags) => {
+  ).action(async (name: string | undefined, flags: RetryFlags) => {
+    if (name !== undefined && flags.strategy !== undefined && name !== flags.strategy) {
+      throw new UsageError(`strategies retry: the name "${name}" and --strategy "${flags.strategy}" differ; give one`);
+    }
+    flags.strategy ??= name;
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });

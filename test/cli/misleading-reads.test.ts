@@ -26,6 +26,21 @@ describe('reads that must not mislead', () => {
     after.close();
   });
 
+  it('strategies retry takes the name as the dashboard and Telegram do, or as --strategy (found by a trial: "too many arguments")', () => {
+    const db = tempDbPath();
+    SnapshotStore.open(db).close();
+    const retry = (args: string[]) =>
+      spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', ...args, '--db', db, '--strategies', 'test/fixtures/strategies/counting'], { encoding: 'utf8' });
+    for (const args of [['nosuch'], ['--strategy', 'nosuch']]) {
+      const r = retry(args);
+      expect(r.stderr).toMatch(/^indexbot: strategy "nosuch" not loaded from test\/fixtures\/strategies\/counting \(0 parked event\(s\)\);/);
+      expect(r.status).toBe(78);
+    }
+    const both = retry(['one', '--strategy', 'other']);
+    expect(both.stderr).toBe('indexbot: strategies retry: the name "one" and --strategy "other" differ; give one [USAGE_INVALID]\n');
+    expect(both.status).toBe(64);
+  });
+
   it('doctor without a credential names INDEXBOT_API_KEY', async () => {
     const sandbox = await testSandbox();
     try {

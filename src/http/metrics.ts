@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestObserver } from '../api/index.ts';
-import type { IndexbotEvent } from '../detect/index.ts';
+import { EVENT_TYPES, type IndexbotEvent } from '../detect/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import type { StreamHeartbeat } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
@@ -91,6 +91,10 @@ export class DaemonMetrics {
       registers,
     });
     this.giveUps = new Counter({ name: 'indexbot_alert_give_ups_total', help: 'Alerts given up (refused, or still failing past giveUpAfterHours)', labelNames: ['sink'], registers });
+    // Every value of a label known in advance starts at 0: a series that first appears at its
+    // first increase is invisible to increase() and to an alert on it until then.
+    for (const outcome of ['ok', 'failed']) this.polls.inc({ outcome }, 0);
+    for (const type of EVENT_TYPES) this.events.inc({ type: metricLabel(type) }, 0);
     this.defineGauges(registers);
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { IndexbotEvent } from '../../src/detect/index.ts';
-import { DaemonMetrics, type MetricSources } from '../../src/http/index.ts';
+import { EVENT_TYPES, type IndexbotEvent } from '../../src/detect/index.ts';
+import { DaemonMetrics, type MetricSources, metricLabel } from '../../src/http/index.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
 
 const START = Date.UTC(2026, 10, 24, 12);
@@ -52,5 +52,12 @@ describe('DaemonMetrics', () => {
     expect(await samples()).toEqual([]);
     read = { value: { lag: null, pending: 2 } as never, updatedAt: START + 30_000 };
     expect(await samples()).toEqual(['indexbot_event_stream_pending 2', 'indexbot_event_stream_last_read_age_seconds 30']);
+  });
+
+  it('starts the counters whose label values are known in advance at 0: a series first seen at its first increase escapes increase() and alerts (found by trials)', async () => {
+    const m = await scrape(new DaemonMetrics({ startedAt: START }));
+    const samples = (name: string) => m.get(name)!.samples.map((s) => `${JSON.stringify(s.labels)} ${s.value}`);
+    expect(samples('indexbot_polls_total')).toEqual(['{"outcome":"ok"} 0', '{"outcome":"failed"} 0']);
+    expect(samples('indexbot_events_total')).toEqual(EVENT_TYPES.map((t) => `{"type":"${metricLabel(t)}"} 0`));
   });
 });

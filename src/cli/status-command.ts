@@ -5,7 +5,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
-import { RunLock, SnapshotStore } from '../store/index.ts';
+import { RunLock, SnapshotStore, isRunning } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -114,16 +114,6 @@ export function registerStatusCommand(program: Command): void {
         store.close();
       }
     });
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it runs, as another user.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -33,16 +33,14 @@ export const silentLogger: Logger = {
  */
 export function countingInfo(logger: Logger): { logger: Logger; counted(): number } {
   let counted = 0;
-  const wrap = (l: Logger): Logger => ({
-    debug: (obj, msg) => l.debug(obj, msg),
-    info: () => {
-      counted++;
-    },
-    warn: (obj, msg) => l.warn(obj, msg),
-    error: (obj, msg) => l.error(obj, msg),
-    child: (bindings) => wrap(l.child(bindings)),
-  });
-  return { logger: wrap(logger), counted: () => counted };
+  const counting = rerouted(logger, (l, level) =>
+    level === 'info'
+      ? () => {
+          counted++;
+        }
+      : (obj, msg) => l[level](obj, msg),
+  );
+  return { logger: counting, counted: () => counted };
 }
 
 /**
@@ -51,8 +49,20 @@ export function countingInfo(logger: Logger): { logger: Logger; counted(): numbe
  * writes them again.
  */
 export function demoted(logger: Logger): Logger {
-  const at = (l: Logger) => (obj: object, msg?: string) => l.debug(obj, msg);
-  const wrap = (l: Logger): Logger => ({ debug: at(l), info: at(l), warn: at(l), error: at(l), child: (bindings) => wrap(l.child(bindings)) });
+  return rerouted(logger, (l) => (obj, msg) => l.debug(obj, msg));
+}
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/** `logger` with each level's lines handled as `route` says, in its children too. */
+function rerouted(logger: Logger, route: (l: Logger, level: Level) => (obj: object, msg?: string) => void): Logger {
+  const wrap = (l: Logger): Logger => ({
+    debug: route(l, 'debug'),
+    info: route(l, 'info'),
+    warn: route(l, 'warn'),
+    error: route(l, 'error'),
+    child: (bindings) => wrap(l.child(bindings)),
+  });
   return wrap(logger);
 }
 

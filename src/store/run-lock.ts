@@ -95,11 +95,13 @@ function runningPid(pidPath: string): number | undefined {
   }
 }
 
-function isRunning(pid: number): boolean {
+/** Whether process `pid` runs on this host. */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
+    // EPERM: it runs, as another user.
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCache } from '../helpers/backtest-cache.ts';
 import { runCli, writeConfig } from '../helpers/daemon.ts';
+import { tempJsonFile } from '../helpers/temp-db.ts';
 
 describe('research commands', () => {
   const db = buildCache();
@@ -48,10 +49,8 @@ describe('research commands', () => {
 
   it('walk-forward and optimize never choose params whose handlers failed, and exit 1 saying so unless --allow-failures', async () => {
     const dir = dirname(db);
-    const grid = join(dir, 'fail-grid.json');
-    writeFileSync(grid, JSON.stringify({ fail: [false, true] }));
-    const space = join(dir, 'fail-space.json');
-    writeFileSync(space, JSON.stringify({ fail: { values: [false, true] } }));
+    const grid = tempJsonFile('fail-grid.json', { fail: [false, true] });
+    const space = tempJsonFile('fail-space.json', { fail: { values: [false, true] } });
     const strategy = 'test/fixtures/backtest/fail-better.ts';
     const wf = ['walk-forward', '--strategy', strategy, '--indexes', 'x', '--grid', grid, '--train', '48h', '--test', '24h', '--metric', 'totalReturn', '--out', join(dir, 'wf-fail'), '--json'];
     const walked = await runCli(wf, env);
@@ -128,8 +127,7 @@ describe('research commands', () => {
   }, 120_000);
   it('optimize stopped by Ctrl-C while its strategy still loads says that nothing was kept, exit 75', async () => {
     const dir = dirname(db);
-    const space = join(dir, 'slow-space.json');
-    writeFileSync(space, JSON.stringify({ holdHours: [1, 96] }));
+    const space = tempJsonFile('slow-space.json', { holdHours: [1, 96] });
     const strategy = new URL('../fixtures/backtest/slow-to-load.ts', import.meta.url).pathname;
     const args = ['optimize', '--strategy', strategy, '--indexes', 'x', '--space', space, '--trials', '5', '--out', join(dir, 'opt-slow')];
     const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -147,8 +145,7 @@ describe('research commands', () => {
 
   it('optimize stopped by Ctrl-C says how many trials the study kept and how to go on, exit 75; the same command goes on from there', async () => {
     const dir = dirname(db);
-    const space = join(dir, 'interrupt-space.json');
-    writeFileSync(space, JSON.stringify({ holdHours: [1, 96] }));
+    const space = tempJsonFile('interrupt-space.json', { holdHours: [1, 96] });
     const out = join(dir, 'opt-interrupted');
     const args = ['optimize', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--space', space, '--metric', 'totalReturn', '--out', out];
     const child = spawn(process.execPath, ['bin/indexbot.js', ...args, '--trials', '5000'], { env: { ...process.env, ...env, INDEXBOT_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -176,10 +173,8 @@ describe('research commands', () => {
 
   it("optimize, walk-forward and check-lookahead count the runs' info lines instead of writing them, and say so; --log-level debug writes them", async () => {
     const dir = dirname(db);
-    const space = join(dir, 'logging-space.json');
-    writeFileSync(space, JSON.stringify({ notionalUsd: [50, 500] }));
-    const grid = join(dir, 'logging-grid.json');
-    writeFileSync(grid, JSON.stringify({ notionalUsd: [50, 500] }));
+    const space = tempJsonFile('logging-space.json', { notionalUsd: [50, 500] });
+    const grid = tempJsonFile('logging-grid.json', { notionalUsd: [50, 500] });
     const strategy = 'test/fixtures/backtest/logging-buyer.ts';
     const jsonLines = (stderr: string) =>
       stderr

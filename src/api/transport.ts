@@ -99,8 +99,11 @@ export class Transport {
   private readonly http: AxiosInstance;
   private readonly inner: AxiosAdapter;
   private readonly gates = new Map<string, RateGate>();
+  /** The base URL as errors name it: origin and path only, never a query or userinfo that could hold a credential. */
+  private readonly server: string;
 
   constructor(private readonly o: TransportOptions) {
+    this.server = serverName(o.baseUrl);
     this.inner = axios.getAdapter(o.adapter ?? 'http');
     this.http = axios.create({
       baseURL: o.baseUrl,
@@ -302,14 +305,14 @@ export class Transport {
     if (!isAxiosError(e)) return e;
     const res = e.response as AxiosResponse<string> | undefined;
     if (res) return this.apiError(endpoint, res.status, parseJson(res.data), res);
-    if (e.code === 'ETIMEDOUT' || e.code === 'ECONNABORTED') return new TimeoutError(endpoint, this.o.timeoutMs, this.o.baseUrl);
+    if (e.code === 'ETIMEDOUT' || e.code === 'ECONNABORTED') return new TimeoutError(endpoint, this.o.timeoutMs, this.server);
     if (e.code === AxiosError.ERR_CANCELED) {
       // The caller's own abort: its reason is what the caller expects back.
       const signal = e.config?.signal as AbortSignal | undefined;
       return signal?.aborted && signal.reason instanceof Error ? signal.reason : new NetworkError(endpoint, 'ABORTED');
     }
     const errno = (e.cause as NodeJS.ErrnoException | undefined)?.code ?? e.code;
-    return new NetworkError(endpoint, errno, this.o.baseUrl);
+    return new NetworkError(endpoint, errno, this.server);
   }
 
   private apiError(endpoint: string, status: number, body: unknown, res: AxiosResponse): ApiError {
@@ -344,6 +347,15 @@ function endpointOf(config: TaggedConfig): string {
 }
 
 /** The path with its index id replaced, so a metric label takes a bounded set of values. */
+function serverName(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return `${u.origin}${u.pathname}`.replace(/\/$/, '');
+  } catch {
+    return 'the base URL';
+  }
+}
+
 export function endpointTemplate(spec: Pick<RequestSpec, 'method' | 'path'>): string {
   return `${spec.method} ${spec.path.replace(/^\/indexes\/[^/]+/, '/indexes/{index_id}')}`;
 }

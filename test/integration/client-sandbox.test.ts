@@ -148,6 +148,10 @@ describe('client against the sandbox', () => {
     expect((err as NetworkError).errno).toBe('ECONNREFUSED');
     // The server asked is named: a refused connection is most often the wrong base URL.
     expect((err as NetworkError).message).toBe(`network error on GET /indexes/sindex at http://127.0.0.1:${port}/v1 (ECONNREFUSED)`);
+    // Only the origin and path: a credential a base URL carries in its query is never named (userinfo is refused at the start).
+    const leaky = new IndexClient({ baseUrl: `http://127.0.0.1:${port}/v1?key=q-secret`, retries: 1, retryBaseMs: 1 });
+    const named = ((await leaky.getIndex('sindex').catch((e: unknown) => e)) as NetworkError).message;
+    expect(named).toBe(`network error on GET /indexes/sindex at http://127.0.0.1:${port}/v1 (ECONNREFUSED)`);
   });
 
   it('never writes a credential into a log line or an error, through 401s, 500s and refreshes', async () => {

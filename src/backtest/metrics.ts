@@ -1,5 +1,5 @@
 import type { Fill } from '../strategy/index.ts';
-import { type TradeStats, tradeLedger } from './trades.ts';
+import { TradeBook, type TradeStats } from './trades.ts';
 
 /**
  * Performance figures of an equity curve. Pure: the same inputs give the same numbers, bit
@@ -198,9 +198,12 @@ export function strategyMetrics(curve: readonly EquityPoint[], fills: readonly T
   const series = dailySeries(curve);
   let notional = 0;
   let feesPaid = 0;
+  // The figures alone: a row per fill, as a report's table has, would double a long run's memory at its end.
+  const book = new TradeBook();
   for (const f of fills) {
     notional += f.quantity * f.price;
     feesPaid += f.feeUsd;
+    book.add(f);
   }
   let weighted = 0;
   let equitySum = 0;
@@ -213,7 +216,7 @@ export function strategyMetrics(curve: readonly EquityPoint[], fills: readonly T
   return {
     ...base,
     trades: fills.length,
-    ...tradeLedger(fills).stats,
+    ...book.stats(),
     turnover: averageEquity > 0 ? notional / averageEquity : 0,
     feesPaid,
     exposure: span > 0 ? weighted / span : series[0]!.exposure,

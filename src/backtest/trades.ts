@@ -56,49 +56,73 @@ function tradeRow(f: TradeFill, realisedPnl: number | null, holdingMs: number | 
   return { instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, realisedPnl, holdingMs };
 }
 
-export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; stats: TradeStats } {
-  const held = new Map<string, { quantity: number; cost: number; since: number }>();
-  const rows: TradeRow[] = [];
-  const pnls: number[] = [];
-  for (const f of fills) {
-    const h = held.get(f.instrument) ?? { quantity: 0, cost: 0, since: f.at };
+/**
+ * The trade ledger one fill at a time: average cost per instrument and running figures, and
+ * nothing kept per fill, so the figures of a run cost the same memory whatever it traded.
+ */
+export class TradeBook {
+  private readonly held = new Map<string, { quantity: number; cost: number; since: number }>();
+  private closed = 0;
+  private pnlSum = 0;
+  private wins = 0;
+  private winSum = 0;
+  private losses = 0;
+  private lossSum = 0;
+  private best = Number.NEGATIVE_INFINITY;
+  private worst = Number.POSITIVE_INFINITY;
+  private streak = 0;
+  private longest = 0;
+
+  /** Books a fill (in time order) and says what it realised. */
+  add(f: TradeFill): TradeRow {
+    const h = this.held.get(f.instrument) ?? { quantity: 0, cost: 0, since: f.at };
     if (f.side === 'buy') {
       const quantity = h.quantity + f.quantity;
-      held.set(f.instrument, { quantity, cost: h.cost + f.quantity * f.price + f.feeUsd, since: (h.since * h.quantity + f.at * f.quantity) / quantity });
-      rows.push(tradeRow(f, null, null));
-      continue;
+      this.held.set(f.instrument, { quantity, cost: h.cost + f.quantity * f.price + f.feeUsd, since: (h.since * h.quantity + f.at * f.quantity) / quantity });
+      return tradeRow(f, null, null);
     }
     const sold = Math.min(f.quantity, h.quantity);
     const costOfSold = h.quantity > 0 ? (h.cost * sold) / h.quantity : 0;
     const pnl = f.quantity * f.price - f.feeUsd - costOfSold;
-    pnls.push(pnl);
-    rows.push(tradeRow(f, pnl, h.quantity > 0 ? f.at - h.since : null));
-    held.set(f.instrument, { quantity: h.quantity - sold, cost: h.cost - costOfSold, since: h.since });
+    this.held.set(f.instrument, { quantity: h.quantity - sold, cost: h.cost - costOfSold, since: h.since });
+    this.closed++;
+    this.pnlSum += pnl;
+    if (pnl > 0) {
+      this.wins++;
+      this.winSum += pnl;
+    } else {
+      this.losses++;
+      this.lossSum += pnl;
+    }
+    this.best = Math.max(this.best, pnl);
+    this.worst = Math.min(this.worst, pnl);
+    this.streak = pnl <= 0 ? this.streak + 1 : 0;
+    this.longest = Math.max(this.longest, this.streak);
+    return tradeRow(f, pnl, h.quantity > 0 ? f.at - h.since : null);
   }
-  const wins = pnls.filter((p) => p > 0);
-  const losses = pnls.filter((p) => p <= 0);
-  const grossLoss = -losses.reduce((a, b) => a + b, 0);
-  let streak = 0;
-  let longest = 0;
-  for (const p of pnls) {
-    streak = p <= 0 ? streak + 1 : 0;
-    longest = Math.max(longest, streak);
+
+  stats(): TradeStats {
+    const mean = (sum: number, count: number) => (count === 0 ? null : sum / count);
+    const grossLoss = -this.lossSum;
+    return {
+      closedTrades: this.closed,
+      winRate: this.closed === 0 ? null : this.wins / this.closed,
+      profitFactor: grossLoss > 0 ? this.winSum / grossLoss : null,
+      expectancy: mean(this.pnlSum, this.closed),
+      averageWin: mean(this.winSum, this.wins),
+      averageLoss: mean(this.lossSum, this.losses),
+      bestTrade: this.closed === 0 ? null : this.best,
+      worstTrade: this.closed === 0 ? null : this.worst,
+      longestLosingStreak: this.longest,
+    };
   }
-  const avg = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
-  return {
-    rows,
-    stats: {
-      closedTrades: pnls.length,
-      winRate: pnls.length === 0 ? null : wins.length / pnls.length,
-      profitFactor: grossLoss > 0 ? wins.reduce((a, b) => a + b, 0) / grossLoss : null,
-      expectancy: avg(pnls),
-      averageWin: avg(wins),
-      averageLoss: avg(losses),
-      bestTrade: pnls.length === 0 ? null : Math.max(...pnls),
-      worstTrade: pnls.length === 0 ? null : Math.min(...pnls),
-      longestLosingStreak: longest,
-    },
-  };
+}
+
+/** Every fill's row, for a report's table, and the figures. */
+export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; stats: TradeStats } {
+  const book = new TradeBook();
+  const rows = fills.map((f) => book.add(f));
+  return { rows, stats: book.stats() };
 }
 
 /** P&L per instrument, realised and on what is still held; their sum is the change in equity. */

@@ -126,6 +126,14 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const history = o.history ?? readEachTime(o.cache);
   const market = new ReplayMarket(o.cache, tokens, settings.driftThreshold);
   const fills: BacktestResult['fills'] = [];
+  // Each order names its instrument afresh: one string per instrument, not one per fill kept.
+  const instrumentKeys = new Map<string, string>();
+  const instrumentOf = (key: string) => {
+    const known = instrumentKeys.get(key);
+    if (known !== undefined) return known;
+    instrumentKeys.set(key, key);
+    return key;
+  };
   const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
   const alertList: BacktestAlert[] = [];
@@ -146,7 +154,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     startedAt: settings.from,
     // Field by field, not spread: a spread of the runtime's objects, whose maps vary, took
     // V8's slow path and gave each copy a map of its own (about 270 bytes more per fill).
-    onFill: (_s, f, eventId) => fills.push({ instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId }),
+    onFill: (_s, f, eventId) => fills.push({ instrument: instrumentOf(f.instrument), side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId }),
     onReject: (_s, r, eventId) => rejections.push({ instrument: r.instrument, side: r.side, code: r.code, reason: r.reason, at: r.at, eventId }),
     onAlert: (_s, message, data, eventId, at) => {
       alerts++;

@@ -216,6 +216,7 @@ export function startStrategiesAndAlerts(store: SnapshotStore, strategies: Loade
     options.onFill?.(strategy, fill, label);
   };
   const runtime = startStrategies(store, strategies, config, { ...options, onFill }, () => alerts.notify());
+  faces.expect({ strategies: runtime.names, sinks: config.alerts.sinks.map((s) => s.name) });
   alerts.start();
   return { alerts, runtime };
 }

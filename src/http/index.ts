@@ -57,6 +57,11 @@ export class RemoteFaces {
     this.stream?.fill(strategy, fill, label);
   }
 
+  /** The strategies and alert sinks this process runs: their counters start at 0. */
+  expect(o: { strategies: readonly string[]; sinks: readonly string[] }): void {
+    this.metrics?.expect(o);
+  }
+
   onAlertAttempt(sink: string, outcome: 'delivered' | 'failed' | 'given_up'): void {
     this.metrics?.onAlertAttempt(sink, outcome);
   }

@@ -98,6 +98,18 @@ export class DaemonMetrics {
     this.defineGauges(registers);
   }
 
+  /**
+   * Starts at 0 the counters of the strategies this process runs and the alert sinks it
+   * delivers to, for the reason the constructor starts the polls' and events' counters.
+   */
+  expect(o: { strategies: readonly string[]; sinks: readonly string[] }): void {
+    for (const strategy of o.strategies) for (const side of ['buy', 'sell']) this.fills.inc({ strategy, side }, 0);
+    for (const sink of o.sinks) {
+      for (const outcome of ['delivered', 'failed']) this.deliveries.inc({ sink, outcome }, 0);
+      this.giveUps.inc({ sink }, 0);
+    }
+  }
+
   /** Connects the scrape-time gauges to the running daemon. */
   bind(sources: MetricSources): void {
     this.sources = sources;

@@ -111,6 +111,9 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
 
   it('/metrics parses strictly, and a rebalance triggered in the sandbox moves events_total{type="rebalance_announced"} by one', async () => {
     const before = await metrics();
+    // Each strategy run has its fills series from the start, at 0 until its first fill.
+    const fillSeries = before.get('indexbot_strategy_fills_total')!.samples.map((s) => `${s.labels.strategy} ${s.labels.side}`);
+    for (const { strategy } of (await json('/api/v1/strategies')).strategies) expect(fillSeries).toEqual(expect.arrayContaining([`${strategy} buy`, `${strategy} sell`]));
     const announcedBefore = sampleValue(before, 'indexbot_events_total', { type: 'rebalance_announced' });
     const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data;
     await waitFor('the announcement', () => announcedFor(rb.id));

@@ -60,4 +60,19 @@ describe('DaemonMetrics', () => {
     expect(samples('indexbot_polls_total')).toEqual(['{"outcome":"ok"} 0', '{"outcome":"failed"} 0']);
     expect(samples('indexbot_events_total')).toEqual(EVENT_TYPES.map((t) => `{"type":"${metricLabel(t)}"} 0`));
   });
+
+  it('starts the fills of each strategy it runs and the deliveries of each alert sink at 0 (trials: a first fill was invisible to increase())', async () => {
+    const metrics = new DaemonMetrics({ startedAt: START });
+    metrics.expect({ strategies: ['front-run'], sinks: ['ops', 'desk'] });
+    const m = await scrape(metrics);
+    const samples = (name: string) => m.get(name)!.samples.map((s) => `${JSON.stringify(s.labels)} ${s.value}`);
+    expect(samples('indexbot_strategy_fills_total')).toEqual(['{"strategy":"front-run","side":"buy"} 0', '{"strategy":"front-run","side":"sell"} 0']);
+    expect(samples('indexbot_alert_deliveries_total')).toEqual([
+      '{"sink":"ops","outcome":"delivered"} 0',
+      '{"sink":"ops","outcome":"failed"} 0',
+      '{"sink":"desk","outcome":"delivered"} 0',
+      '{"sink":"desk","outcome":"failed"} 0',
+    ]);
+    expect(samples('indexbot_alert_give_ups_total')).toEqual(['{"sink":"ops"} 0', '{"sink":"desk"} 0']);
+  });
 });

@@ -116,6 +116,15 @@ export type SnapshotKind = keyof SnapshotValues;
 /** How urgent each polled endpoint is: its place in the rate gate's queue, and how briefly the poller backs it off. */
 export const SNAPSHOT_PRIORITY: Readonly<Record<SnapshotKind, Priority>> = { rebalancing: 'high', composition: 'normal', indexes: 'normal', performance: 'low', tokens: 'low' };
 
+/** The path each snapshot kind polls; `{index_id}` stands for the index, as in endpointTemplate's labels. */
+export const SNAPSHOT_PATH: Readonly<Record<SnapshotKind, string>> = {
+  indexes: '/indexes',
+  tokens: '/tokens',
+  composition: '/indexes/{index_id}/composition',
+  performance: '/indexes/{index_id}/performance',
+  rebalancing: '/indexes/{index_id}/rebalancing',
+};
+
 /**
  * One endpoint's data as received (`raw`, to store as it was) and as validated: `value`
  * when it matches the contract, `error` when it does not. Transport and API errors throw.
@@ -288,10 +297,6 @@ export class IndexClient {
    * feed only its newest page, which is where anything new appears).
    */
   async snapshot<K extends SnapshotKind>(kind: K, indexId?: string, options: CallOptions = {}): Promise<Snapshot<K>> {
-    const at = (suffix: string) => {
-      if (!indexId) throw new ConfigError(`a ${kind} snapshot needs an index id`);
-      return `/indexes/${seg(indexId)}${suffix}`;
-    };
     const single = async (path: string, schema: z.ZodType, priority: Priority) => {
       const { body, requestId } = await this.transport.request({
         method: 'GET',
@@ -322,18 +327,22 @@ export class IndexClient {
       }
       return this.checked(kind, raw, requestId, () => raw.map((it, i) => this.transport.validate(schema, it, `GET ${path}`, `data.${i}`, requestId)));
     };
+    // An unknown kind (from plain JavaScript) has no path, and is refused below.
+    const template = (SNAPSHOT_PATH[kind] as string | undefined) ?? '';
+    if (template.includes('{index_id}') && !indexId) throw new ConfigError(`a ${kind} snapshot needs an index id`);
+    const polled = template.replace('{index_id}', seg(indexId ?? ''));
     const priority = SNAPSHOT_PRIORITY[kind];
     switch (kind) {
       case 'indexes':
-        return list('/indexes', this.schemas.indexSummary, priority, true) as Promise<Snapshot<K>>;
+        return list(polled, this.schemas.indexSummary, priority, true) as Promise<Snapshot<K>>;
       case 'tokens':
-        return list('/tokens', this.schemas.token, priority, true) as Promise<Snapshot<K>>;
+        return list(polled, this.schemas.token, priority, true) as Promise<Snapshot<K>>;
       case 'composition':
-        return single(at('/composition'), this.schemas.composition, priority) as Promise<Snapshot<K>>;
+        return single(polled, this.schemas.composition, priority) as Promise<Snapshot<K>>;
       case 'performance':
-        return single(at('/performance'), this.schemas.performance, priority) as Promise<Snapshot<K>>;
+        return single(polled, this.schemas.performance, priority) as Promise<Snapshot<K>>;
       case 'rebalancing':
-        return list(at('/rebalancing'), this.schemas.rebalance, priority, false) as Promise<Snapshot<K>>;
+        return list(polled, this.schemas.rebalance, priority, false) as Promise<Snapshot<K>>;
     }
     throw new ConfigError(`unknown snapshot kind ${String(kind)}`);
   }

@@ -8,6 +8,7 @@ export {
   type Snapshot,
   type SnapshotKind,
   type SnapshotValues,
+  SNAPSHOT_PATH,
   SNAPSHOT_PRIORITY,
 } from './client.ts';
 export { PageIterator, type Page, type PageRequest } from './pagination.ts';

@@ -1,5 +1,5 @@
 import { AlertDispatcher, HttpSender, describeEvent, testAlert } from '../alerts/index.ts';
-import { IndexClient, type RequestObserver, type SharedBudgetSource } from '../api/index.ts';
+import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSource, endpointTemplate } from '../api/index.ts';
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
@@ -85,6 +85,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     const { limit } = tierLimits(config.tier, config.enterpriseLimits);
     const plan = planBudget(jobs, (limit * 60_000) / config.windowMs);
     logPlan(logger, plan, config);
+    faces.expect({ endpoints: [...new Set(plan.jobs.map((j) => endpointTemplate({ method: 'GET', path: SNAPSHOT_PATH[j.kind] })))] });
     const openStore = store;
     openStore.setRuntime('budget', plan, Date.now());
     const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces);

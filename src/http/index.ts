@@ -57,8 +57,8 @@ export class RemoteFaces {
     this.stream?.fill(strategy, fill, label);
   }
 
-  /** The strategies and alert sinks this process runs: their counters start at 0. */
-  expect(o: { strategies: readonly string[]; sinks: readonly string[] }): void {
+  /** The endpoints this process polls, the strategies and alert sinks it runs: their counters start at 0. */
+  expect(o: Parameters<DaemonMetrics['expect']>[0]): void {
     this.metrics?.expect(o);
   }
 

@@ -99,12 +99,17 @@ export class DaemonMetrics {
   }
 
   /**
-   * Starts at 0 the counters of the strategies this process runs and the alert sinks it
-   * delivers to, for the reason the constructor starts the polls' and events' counters.
+   * Starts at 0 the counters of the endpoints this process polls, the strategies it runs and
+   * the alert sinks it delivers to, for the reason the constructor starts the polls' and
+   * events' counters. (Requests by status are not: the statuses are not known in advance.)
    */
-  expect(o: { strategies: readonly string[]; sinks: readonly string[] }): void {
-    for (const strategy of o.strategies) for (const side of ['buy', 'sell']) this.fills.inc({ strategy, side }, 0);
-    for (const sink of o.sinks) {
+  expect(o: { endpoints?: readonly string[]; strategies?: readonly string[]; sinks?: readonly string[] }): void {
+    for (const endpoint of o.endpoints ?? []) {
+      this.rateLimited.inc({ endpoint }, 0);
+      this.retries.inc({ endpoint }, 0);
+    }
+    for (const strategy of o.strategies ?? []) for (const side of ['buy', 'sell']) this.fills.inc({ strategy, side }, 0);
+    for (const sink of o.sinks ?? []) {
       for (const outcome of ['delivered', 'failed']) this.deliveries.inc({ sink, outcome }, 0);
       this.giveUps.inc({ sink }, 0);
     }

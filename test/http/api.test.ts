@@ -114,6 +114,11 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     // Each strategy run has its fills series from the start, at 0 until its first fill.
     const fillSeries = before.get('indexbot_strategy_fills_total')!.samples.map((s) => `${s.labels.strategy} ${s.labels.side}`);
     for (const { strategy } of (await json('/api/v1/strategies')).strategies) expect(fillSeries).toEqual(expect.arrayContaining([`${strategy} buy`, `${strategy} sell`]));
+    // And each endpoint polled has its 429s and retries series, whether or not any came.
+    const polled = ['GET /indexes', 'GET /indexes/{index_id}/composition', 'GET /indexes/{index_id}/performance', 'GET /indexes/{index_id}/rebalancing', 'GET /tokens'];
+    for (const name of ['indexbot_api_rate_limited_total', 'indexbot_api_retries_total']) {
+      expect(before.get(name)!.samples.map((s) => s.labels.endpoint).sort(), name).toEqual(polled);
+    }
     const announcedBefore = sampleValue(before, 'indexbot_events_total', { type: 'rebalance_announced' });
     const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data;
     await waitFor('the announcement', () => announcedFor(rb.id));

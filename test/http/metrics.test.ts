@@ -61,9 +61,9 @@ describe('DaemonMetrics', () => {
     expect(samples('indexbot_events_total')).toEqual(EVENT_TYPES.map((t) => `{"type":"${metricLabel(t)}"} 0`));
   });
 
-  it('starts the fills of each strategy it runs and the deliveries of each alert sink at 0 (trials: a first fill was invisible to increase())', async () => {
+  it('starts the 429s and retries of each endpoint it polls, the fills of each strategy it runs and the deliveries of each alert sink at 0 (trials: a first fill was invisible to increase())', async () => {
     const metrics = new DaemonMetrics({ startedAt: START });
-    metrics.expect({ strategies: ['front-run'], sinks: ['ops', 'desk'] });
+    metrics.expect({ endpoints: ['GET /tokens'], strategies: ['front-run'], sinks: ['ops', 'desk'] });
     const m = await scrape(metrics);
     const samples = (name: string) => m.get(name)!.samples.map((s) => `${JSON.stringify(s.labels)} ${s.value}`);
     expect(samples('indexbot_strategy_fills_total')).toEqual(['{"strategy":"front-run","side":"buy"} 0', '{"strategy":"front-run","side":"sell"} 0']);
@@ -74,5 +74,7 @@ describe('DaemonMetrics', () => {
       '{"sink":"desk","outcome":"failed"} 0',
     ]);
     expect(samples('indexbot_alert_give_ups_total')).toEqual(['{"sink":"ops"} 0', '{"sink":"desk"} 0']);
+    expect(samples('indexbot_api_rate_limited_total')).toEqual(['{"endpoint":"GET /tokens"} 0']);
+    expect(samples('indexbot_api_retries_total')).toEqual(['{"endpoint":"GET /tokens"} 0']);
   });
 });

@@ -8,6 +8,8 @@ import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
 
 let sb: Sandbox;
+/** The endpoint templates a daemon polls, sorted. */
+const POLLED = ['GET /indexes', 'GET /indexes/{index_id}/composition', 'GET /indexes/{index_id}/performance', 'GET /indexes/{index_id}/rebalancing', 'GET /tokens'];
 let d: HttpDaemon;
 
 beforeAll(async () => {
@@ -115,9 +117,14 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     const fillSeries = before.get('indexbot_strategy_fills_total')!.samples.map((s) => `${s.labels.strategy} ${s.labels.side}`);
     for (const { strategy } of (await json('/api/v1/strategies')).strategies) expect(fillSeries).toEqual(expect.arrayContaining([`${strategy} buy`, `${strategy} sell`]));
     // And each endpoint polled has its 429s and retries series, whether or not any came.
-    const polled = ['GET /indexes', 'GET /indexes/{index_id}/composition', 'GET /indexes/{index_id}/performance', 'GET /indexes/{index_id}/rebalancing', 'GET /tokens'];
     for (const name of ['indexbot_api_rate_limited_total', 'indexbot_api_retries_total']) {
-      expect(before.get(name)!.samples.map((s) => s.labels.endpoint).sort(), name).toEqual(polled);
+      expect(
+        before
+          .get(name)!
+          .samples.map((s) => s.labels.endpoint)
+          .sort(),
+        name,
+      ).toEqual(POLLED);
     }
     const announcedBefore = sampleValue(before, 'indexbot_events_total', { type: 'rebalance_announced' });
     const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data;
@@ -129,7 +136,7 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(after.get('indexbot_event_detection_delay_seconds')!.type).toBe('histogram');
     // Endpoint labels are templates: no index id leaks into a label value.
     const endpoints = new Set(after.get('indexbot_api_requests_total')!.samples.map((s) => s.labels.endpoint));
-    expect([...endpoints].sort()).toEqual(['GET /indexes', 'GET /indexes/{index_id}/composition', 'GET /indexes/{index_id}/performance', 'GET /indexes/{index_id}/rebalancing', 'GET /tokens']);
+    expect([...endpoints].sort()).toEqual(POLLED);
     expect(sampleValue(after, 'indexbot_api_requests_total', { endpoint: 'GET /indexes/{index_id}/rebalancing', status: '200' })).toBeGreaterThan(2);
     expect(sampleValue(after, 'indexbot_polls_total', { outcome: 'ok' })).toBeGreaterThan(4);
     expect(sampleValue(after, 'indexbot_rate_gate_limit')).toBeGreaterThan(0);

@@ -78,6 +78,8 @@ export function instrumentKey(i: Instrument): string {
 
 /** What people read for an instrument: an index's id, a token's symbol (its address when the cache knows no symbol for it). */
 export function instrumentLabel(tokens: { tokenSymbol(address: string): string | undefined }, key: string): string {
+  // A refused order's malformed instrument (`invalid:…`) reads as it was written.
+  if (!key.startsWith('index:') && !key.startsWith('token:')) return key;
   const i = parseInstrument(key);
   return i.kind === 'index' ? i.indexId : (tokens.tokenSymbol(i.address) ?? i.address);
 }

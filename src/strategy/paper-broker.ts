@@ -104,11 +104,14 @@ export class PaperBroker implements Broker {
   }
 
   private execute(side: 'buy' | 'sell', order: OrderRequest): OrderResult {
-    const key = instrumentKey(order.instrument);
+    const problem = instrumentProblem(order?.instrument);
+    const key = problem === undefined ? instrumentKey(order.instrument) : `invalid:${shortJson(order?.instrument)}`;
     const reject = (code: RejectCode, reason: string): OrderResult => {
       this.book.recordReject?.({ instrument: key, side, code, reason, at: this.book.now() });
       return { status: 'rejected', reason, code };
     };
+    // A strategy's own bug (plain JavaScript, or a cast) says so, rather than looking like missing market data.
+    if (problem !== undefined) return reject('invalid_order', problem);
     const market = this.book.price(order.instrument);
     if (market === undefined || !(market > 0) || !Number.isFinite(market)) return reject('no_price', `no price for ${key} at ${new Date(this.book.now()).toISOString()}`);
     const hasQty = order.quantity !== undefined;
@@ -140,4 +143,22 @@ export class PaperBroker implements Broker {
     this.book.recordFill(fill);
     return { status: 'filled', fill: fillView(fill) };
   }
+}
+
+/** Why an order's instrument cannot be traded as given, or undefined when it can. */
+function instrumentProblem(i: unknown): string | undefined {
+  const shape = "instrument must be { kind: 'index', indexId } or { kind: 'token', address }";
+  if (typeof i !== 'object' || i === null) return `${shape}, got ${shortJson(i)}`;
+  const { kind, indexId, address } = i as Record<string, unknown>;
+  const named = (field: string, value: unknown) =>
+    typeof value === 'string' && value !== '' ? undefined : `${kind === 'index' ? 'an index' : 'a token'} instrument needs ${field} (a non-empty string), got ${shortJson(value)}`;
+  if (kind === 'index') return named('indexId', indexId);
+  if (kind === 'token') return named('address', address);
+  return `${shape}, got kind ${shortJson(kind)}`;
+}
+
+/** A value as a strategy wrote it, short enough for a reason line. */
+function shortJson(value: unknown): string {
+  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

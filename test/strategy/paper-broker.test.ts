@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Decimal, ZERO, decimal } from '../../src/core/index.ts';
 import type { PaperPosition } from '../../src/store/index.ts';
-import { type Instrument, PaperBroker, type Rejection } from '../../src/strategy/index.ts';
+import { type Instrument, PaperBroker, type Rejection, instrumentLabel } from '../../src/strategy/index.ts';
 
 function broker(prices: Record<string, number>, cash = 1_000, options = { feeBps: 10, slippageBps: 50 }) {
   const positions = new Map<string, PaperPosition>();
@@ -119,6 +119,23 @@ describe('PaperBroker', () => {
       ['invalid_order', 'buy', 'token:SOL', 1_000],
       ['invalid_order', 'buy', 'token:SOL', 1_000],
     ]);
+  });
+
+  it('refuses a malformed instrument as invalid_order naming what is wrong, not as a missing price (found by a trial)', async () => {
+    const { b, cash, rejects } = broker({ SOL: 100 });
+    const malformed = [{ kind: 'idx', indexId: 'sindex' }, { kind: 'index' }, { kind: 'token', address: '' }, null] as unknown as Instrument[];
+    const results = [];
+    for (const instrument of malformed) results.push(await b.buy({ instrument, quantity: 1 }));
+    expect(results.map((r) => (r.status === 'rejected' ? `${r.code}: ${r.reason}` : r.status))).toEqual([
+      `invalid_order: instrument must be { kind: 'index', indexId } or { kind: 'token', address }, got kind "idx"`,
+      'invalid_order: an index instrument needs indexId (a non-empty string), got undefined',
+      'invalid_order: a token instrument needs address (a non-empty string), got ""',
+      `invalid_order: instrument must be { kind: 'index', indexId } or { kind: 'token', address }, got null`,
+    ]);
+    expect(rejects.map((r) => r.instrument)).toEqual(['invalid:{"kind":"idx","indexId":"sindex"}', 'invalid:{"kind":"index"}', 'invalid:{"kind":"token","address":""}', 'invalid:null']);
+    // A report labels it as written (a token's label would be its symbol).
+    expect(instrumentLabel({ tokenSymbol: () => 'SOL' }, rejects[0]!.instrument)).toBe('invalid:{"kind":"idx","indexId":"sindex"}');
+    expect(cash()).toBe('1000');
   });
 
   it('values equity at current prices', async () => {

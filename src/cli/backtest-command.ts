@@ -239,6 +239,17 @@ export interface BacktestInputFlags {
   allowGaps?: boolean;
 }
 
+/** The backfill that would give a run what it asked for: its own range and interval, DATE where it gave none. */
+function backfillRemedy(flags: Pick<BacktestInputFlags, 'from' | 'to' | 'interval'>, indexes: readonly string[] | undefined): string {
+  const day = (t: number) => new Date(t).toISOString().replace(/T00:00:00\.000Z$/, '');
+  return [
+    `indexbot backfill --from ${flags.from === undefined ? 'DATE' : day(flags.from)}`,
+    flags.to === undefined ? '' : ` --to ${day(flags.to)}`,
+    indexes === undefined ? '' : ` --indexes ${indexes.join(',')}`,
+    flags.interval === '1h' ? '' : ` --interval ${flags.interval}`,
+  ].join('');
+}
+
 /**
  * The options every replay of a command shares (all but the strategy), with the range defaulting
  * to what the cache holds, and `held`: the part of the range the cache holds. A hole between
@@ -263,15 +274,12 @@ export function backtestInputs(
     if (unknown.length > 0 && known.length > 0) {
       const names = unknown.map((id) => `"${id}"`).join(', ');
       throw new UsageError(
-        `--indexes: ${names} ${unknown.length > 1 ? 'are' : 'is'} no index ${config.db} knows (it knows ${known.join(', ')}); check the name, or run \`indexbot backfill --indexes ${unknown.join(',')}\` first`,
+        `--indexes: ${names} ${unknown.length > 1 ? 'are' : 'is'} no index ${config.db} knows (it knows ${known.join(', ')}); check the name, or run \`${backfillRemedy(flags, unknown)}\` first`,
       );
     }
   }
   if (indexes.length === 0 || span.first === null) {
-    throw new BacktestDataError(
-      `${config.db} holds no ${flags.interval} history${asked ? ` for ${asked.join(', ')}` : ''}; run \`indexbot backfill --from DATE${flags.interval === '1h' ? '' : ` --interval ${flags.interval}`}\` first`,
-      'BACKTEST_NO_DATA',
-    );
+    throw new BacktestDataError(`${config.db} holds no ${flags.interval} history${asked ? ` for ${asked.join(', ')}` : ''}; run \`${backfillRemedy(flags, asked)}\` first`, 'BACKTEST_NO_DATA');
   }
   const from = flags.from ?? span.first;
   const to = flags.to ?? span.last!;

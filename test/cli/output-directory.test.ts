@@ -56,16 +56,19 @@ describe('an output directory that cannot be made is one line, exit 78, before a
 describe('a backtest of data the cache does not hold (found by a new-user trial)', { timeout: 60_000 }, () => {
   it('names an index the cache has never heard of as a bad --indexes, not as history to backfill', async () => {
     // A writable --out: the tests above left this folder's data/backtests unmakeable.
-    const r = await run(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x,nosuchindex', '--out', join(dir, 'out-unknown'), '--db', cache], dir);
+    const r = await run(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x,nosuchindex', '--from', '2026-03-01', '--out', join(dir, 'out-unknown'), '--db', cache], dir);
+    // The backfill named is one that runs (a trial's lacked --from): the run's own range, DATE where it gave none.
     expect(r.ours).toEqual([
-      expect.stringMatching(/^indexbot: --indexes: "nosuchindex" is no index \S+ knows \(it knows x, y\); check the name, or run `indexbot backfill --indexes nosuchindex` first \[USAGE_INVALID\]$/),
+      expect.stringMatching(
+        /^indexbot: --indexes: "nosuchindex" is no index \S+ knows \(it knows x, y\); check the name, or run `indexbot backfill --from 2026-03-01 --indexes nosuchindex` first \[USAGE_INVALID\]$/,
+      ),
     ]);
     expect(r.status).toBe(64);
   });
 
   it('says how to backfill the interval asked for when the cache holds none of it: a usage error, as a range it does not hold is', async () => {
     const r = await run(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--interval', '1d', '--out', join(dir, 'out-1d'), '--db', cache], dir);
-    expect(r.ours).toEqual([expect.stringMatching(/holds no 1d history for x; run `indexbot backfill --from DATE --interval 1d` first \[BACKTEST_NO_DATA\]$/)]);
+    expect(r.ours).toEqual([expect.stringMatching(/holds no 1d history for x; run `indexbot backfill --from DATE --indexes x --interval 1d` first \[BACKTEST_NO_DATA\]$/)]);
     expect(r.status).toBe(64);
   });
 });

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 import { type BacktestOptions, type BacktestResult, runBacktest } from '../backtest/index.ts';
 import { demoted } from '../core/index.ts';
 import { CacheCopy, SnapshotStore } from '../store/index.ts';
@@ -112,11 +113,19 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
     const picked = evenly(times, maxChecks);
     const differences: Difference[] = [];
     const seen = new Set<string>();
-    const copy = CacheCopy.create(o.cachePath, join(dir, 'cache.db'));
+    const shadow = shadowWorkingDir(o.cachePath, join(dir, 'cwd'));
+    const copy = CacheCopy.create(o.cachePath, shadow?.cachePath ?? join(dir, 'cache.db'));
+    const cwd = process.cwd();
     try {
       for (const [i, t] of picked.entries()) {
         copy.cutAfter(t);
-        const cut = await run(copy.path, Math.max(t, o.from + 1));
+        if (shadow) process.chdir(shadow.root);
+        let cut: BacktestResult;
+        try {
+          cut = await run(copy.path, Math.max(t, o.from + 1));
+        } finally {
+          if (shadow) process.chdir(cwd);
+        }
         for (const d of compare(decisions, decisionsOf(cut), t)) {
           const key = `${d.seenIn}|${keyOf(d.decision)}`;
           if (seen.has(key)) continue;
@@ -144,6 +153,38 @@ export async function checkLookahead(o: LookaheadOptions): Promise<LookaheadResu
     clock.restore();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the cut replays run: a folder that reads as the working directory does (each entry a
+ * link to the original) except at the cache's own path, where the cut copy will be. A strategy
+ * that opens the cache by the path the bot uses (`data/indexbot.db`) finds the cut copy too,
+ * as one that reads INDEXBOT_DB does. None for a cache outside the working directory, or in a
+ * worker thread (which cannot change directory).
+ */
+function shadowWorkingDir(cachePath: string, root: string): { root: string; cachePath: string } | undefined {
+  const cwd = process.cwd();
+  const inside = relative(cwd, resolve(cachePath));
+  if (!isMainThread || inside === '' || inside.startsWith('..') || isAbsolute(inside)) return undefined;
+  const parts = inside.split(sep);
+  const file = parts.at(-1)!;
+  const sqliteFiles = new Set([file, `${file}-wal`, `${file}-shm`, `${file}-journal`]);
+  let from = cwd;
+  let to = root;
+  mkdirSync(to);
+  for (const [i, part] of parts.entries()) {
+    const last = i === parts.length - 1;
+    for (const name of readdirSync(from)) {
+      if (last ? sqliteFiles.has(name) : name === part) continue;
+      symlinkSync(join(from, name), join(to, name));
+    }
+    if (!last) {
+      from = join(from, part);
+      to = join(to, part);
+      mkdirSync(to);
+    }
+  }
+  return { root, cachePath: join(root, inside) };
 }
 
 const sig = (x: number) => Number(x.toPrecision(10));

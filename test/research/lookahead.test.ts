@@ -1,3 +1,6 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/index.ts';
@@ -32,6 +35,31 @@ describe('check-lookahead', () => {
       ]);
     } finally {
       if (previous !== undefined) process.env.INDEXBOT_DB = previous;
+    }
+  });
+
+  it('catches one that opens the cache by its relative path, data/indexbot.db, without INDEXBOT_DB: the cut replays run where that path is the cut copy (found by a trial)', async () => {
+    const previous = { cwd: process.cwd(), db: process.env.INDEXBOT_DB };
+    delete process.env.INDEXBOT_DB;
+    const project = mkdtempSync(join(tmpdir(), 'indexbot-lookahead-project-'));
+    mkdirSync(join(project, 'data'));
+    copyFileSync(buildCache(), join(project, 'data', 'indexbot.db'));
+    writeFileSync(join(project, 'data', 'notes.txt'), 'kept');
+    process.chdir(project);
+    try {
+      const r = await checkLookahead({ ...range, cachePath: 'data/indexbot.db', strategyFile: fixture('cwd-peeker'), params: {} });
+      expect(r.differences.map((d) => [d.seenIn, (d.decision.at - T0) / H])).toEqual([
+        ['cut only', 30],
+        ['full only', 30],
+      ]);
+      // The project is as it was: the cut copy was made elsewhere, and the working directory restored.
+      expect(process.cwd()).toBe(realpathSync(project));
+      // (Less SQLite's -wal and -shm, which a connection to a WAL database makes beside it.)
+      expect(readdirSync(join(project, 'data')).filter((f) => !/-(wal|shm)$/.test(f)).sort()).toEqual(['indexbot.db', 'notes.txt']);
+    } finally {
+      process.chdir(previous.cwd);
+      if (previous.db !== undefined) process.env.INDEXBOT_DB = previous.db;
+      rmSync(project, { recursive: true, force: true });
     }
   });
 

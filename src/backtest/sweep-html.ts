@@ -83,6 +83,16 @@ function sweptParams(params: readonly unknown[]): Record<string, unknown[]> {
   return Object.fromEntries(swept.map(([key, seen]) => [key, [...seen.values()]]));
 }
 
+/**
+ * The rows with each run's params narrowed to the swept ones, for a table a screen holds (the
+ * rest are the same in every run, and said once); all of them when none differ.
+ */
+export function sweptOnly(rows: readonly SweepRow[], swept: Record<string, unknown[]>): SweepRow[] {
+  const keys = Object.keys(swept);
+  if (keys.length === 0) return [...rows];
+  return rows.map((row) => ({ ...row, params: Object.fromEntries(keys.filter((k) => k in (row.params as object)).map((k) => [k, (row.params as Record<string, unknown>)[k]])) }));
+}
+
 /** A sweep's columns, on its page and in its terminal table. */
 export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: never) => string][] = [
   ['runId', 'run', (v: string) => v],
@@ -102,12 +112,16 @@ export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: nev
  * A sweep's comparison page, one file with uPlot inlined: a table of every run's figures
  * (click a heading to sort by it) and their equity curves on one chart.
  */
-export function renderSweepHtml(rows: readonly SweepRow[], reports: readonly BacktestReport[]): string {
+export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonly BacktestReport[]): string {
   const { js, css } = uplot();
+  const swept = sweptParams(reports.map((r) => r.strategy.params));
+  const rows = sweptOnly(allParams, swept);
+  const first = reports[0]!.strategy.params;
+  const fixed = Object.keys(swept).length === 0 || first === null || typeof first !== 'object' ? {} : Object.fromEntries(Object.entries(first).filter(([k]) => !(k in swept)));
   // Every run of a sweep has the same range, so the same daily times: one x axis.
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
   // The legend names each run by its params, as the table's second column does.
-  const series = reports.map((r, i) => ({ label: JSON.stringify(r.strategy.params), color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
+  const series = reports.map((r, i) => ({ label: JSON.stringify(rows[i]!.params), color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
   const head = SWEEP_COLUMNS.map(([, label], i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
   const body = rows
     .map((row, i) => {
@@ -127,6 +141,7 @@ body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse
 </head><body>
 <h1>Sweep: ${rows.length} runs of ${escapeHtml(reports[0]!.strategy.name)}</h1>
 <p>${escapeHtml(reports[0]!.settings.from ?? '')} .. ${escapeHtml(reports[0]!.settings.to ?? '')}, indexes ${escapeHtml(reports[0]!.settings.indexes.join(', '))}. Click a heading to sort.</p>
+${Object.keys(fixed).length === 0 ? '' : `<p id="fixed-params">The same in every run: <code>${escapeHtml(JSON.stringify(fixed))}</code></p>`}
 <table id="runs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>
 <h2>Equity</h2>
 <div id="equity-chart"></div>

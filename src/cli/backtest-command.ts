@@ -14,6 +14,7 @@ import {
   formatTable,
   isLargeGap,
   renderSweepHtml,
+  sweptOnly,
   renderTable,
   reportFiles,
   runBacktest,
@@ -427,7 +428,7 @@ function writeSweep(written: Written[], dir: string, json: boolean | undefined):
   writeFileSync(join(dir, 'sweep.json'), `${JSON.stringify(file, null, 1)}\n`);
   writeFileSync(join(dir, 'sweep.html'), renderSweepHtml(comparison, reports));
   if (json) return `${JSON.stringify(file, null, 1)}\n`;
-  const rows = comparison.map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
+  const rows = sweptOnly(comparison, file.swept).map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
   return `${formatTable([SWEEP_COLUMNS.map(([, label]) => label), ...rows])}\nreports: ${dir}\n`;
 }
 

@@ -57,6 +57,13 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
       },
     });
     publisher = new StreamPublisher({ store: daemon.store, redisUrl: eventsUrl, logger: logger.child({ component: 'stream' }) });
+    try {
+      await publisher.checkStream();
+    } catch (e) {
+      await publisher.stop();
+      await daemon.stop();
+      throw e;
+    }
     publisher.start();
     logger.info({ role }, 'collector: publishing every event to the event stream');
     return {

@@ -1,4 +1,4 @@
-import { type Logger, silentLogger } from '../core/index.ts';
+import { IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
 import { EVENT_STREAM, PUBLISH_BATCH, connected, streamConnectionOptions, waitOrWake } from './common.ts';
@@ -47,6 +47,20 @@ export class StreamPublisher {
     this.redis.on('error', () => {});
   }
 
+  /**
+   * Publishes what is pending once, before `start`: a stream another database wrote throws
+   * (StreamAheadError), so a collector stops at its start instead of publishing nothing. Redis
+   * unreachable is left to `start`'s retries.
+   */
+  async checkStream(): Promise<void> {
+    await connected(this.redis);
+    try {
+      await this.publishPending();
+    } catch (e) {
+      if (e instanceof StreamAheadError) throw e;
+    }
+  }
+
   start(): void {
     this.loop = this.run();
   }
@@ -72,10 +86,15 @@ export class StreamPublisher {
       const pipeline = this.redis.pipeline();
       for (const entry of batch) pipeline.xadd(this.stream, 'MAXLEN', '~', this.maxLen, entry.id, ...entry.fields);
       const results = (await pipeline.exec()) ?? [];
+      let refused = false;
       for (const [error] of results) {
-        // Already there: published before a kill that came before the cursor moved.
-        if (error && !/equal or smaller than the target stream top item/.test(error.message)) throw error;
+        if (!error) continue;
+        if (!/equal or smaller than the target stream top item/.test(error.message)) throw error;
+        refused = true;
       }
+      // Already there: published before a kill that came before the cursor moved. Then the
+      // stream ends at an event this database holds; past it, another database wrote it.
+      if (refused) await this.refuseForeignStream();
       const lastEvent = batch.findLast((e) => e.kind === 'event');
       const lastSnapshot = batch.findLast((e) => e.kind === 'snapshot');
       this.o.store.transaction(() => {
@@ -84,6 +103,21 @@ export class StreamPublisher {
       });
       done += batch.length;
     }
+  }
+
+  /**
+   * Throws when the stream holds entries past this database's events: a collector on a new (or another)
+   * database numbers its events from 1 again, and Redis would refuse every one as a copy,
+   * silently, until its numbers passed the old collector's.
+   */
+  private async refuseForeignStream(): Promise<void> {
+    const [top] = await this.redis.xrevrange(this.stream, '+', '-', 'COUNT', 1);
+    if (!top) return;
+    // The cursor too: retention may have deleted every event this database published.
+    if (Number(top[0].split('-')[0]) <= Math.max(this.o.store.lastEventSeq(), this.o.store.cursor(this.consumer))) return;
+    throw new StreamAheadError(
+      `the event stream ${this.stream} holds entries up to ${top[0]}, past this database's events (its newest is seq ${this.o.store.lastEventSeq()}): another collector's database wrote it, and Redis refuses these events as copies. Run the collector on that database, or, once every runner has read the stream, delete it (redis-cli DEL ${this.stream}) and start the runners on new databases`,
+    );
   }
 
   /** Kept apart from the event cursors: retention reads those as event seqs. */
@@ -105,9 +139,11 @@ export class StreamPublisher {
         this.failing = false;
         backoffMs = 0;
       } catch (e) {
-        if (!this.failing) this.logger.warn({ stream: this.stream, error: describeRedisError(e) }, 'could not publish events to the stream; retrying with backoff (polling goes on)');
+        // Not a passing outage: said at every try, loudly, while events go unpublished.
+        if (e instanceof StreamAheadError) this.logger.error({ stream: this.stream, error: e.message }, 'events are not published to the stream');
+        else if (!this.failing) this.logger.warn({ stream: this.stream, error: describeRedisError(e) }, 'could not publish events to the stream; retrying with backoff (polling goes on)');
         this.failing = true;
-        backoffMs = Math.min(10_000, Math.max(250, backoffMs * 2));
+        backoffMs = e instanceof StreamAheadError ? 10_000 : Math.min(10_000, Math.max(250, backoffMs * 2));
       }
       if (this.stopped) return;
       await waitOrWake(backoffMs || 1_000, (w) => (this.wake = w));
@@ -157,4 +193,11 @@ function nextBatch(store: SnapshotStore, eventCursor: number, snapshotCursor: nu
     if (below(last, bound)) bound = last;
   }
   return entries.filter((e) => below(e, bound));
+}
+
+/** The stream was written by another database's collector: this one's events would be refused as copies. */
+export class StreamAheadError extends IndexbotError {
+  constructor(message: string) {
+    super(message, 'STREAM_AHEAD', 'operational');
+  }
 }

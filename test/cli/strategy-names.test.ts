@@ -59,7 +59,9 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     const { config, dir } = project({ 'mine.mjs': "export default { [Symbol.for('indexbot.strategy')]: true, name: 'mine', on: {} };\n" });
     const example = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'sindex', '--from', '2026-01-01', '--to', '2026-02-01'], { INDEXBOT_CONFIG: config });
     // The strategy was found: what stops it is the empty cache.
-    expect(example.stderr.trim().split('\n').at(-1), example.stderr).toMatch(/holds no 1h history for sindex; run `indexbot backfill --from 2026-01-01 --to 2026-02-01 --indexes sindex` first \[BACKTEST_NO_DATA\]$/);
+    expect(example.stderr.trim().split('\n').at(-1), example.stderr).toMatch(
+      /holds no 1h history for sindex; run `indexbot backfill --from 2026-01-01 --to 2026-02-01 --indexes sindex` first \[BACKTEST_NO_DATA\]$/,
+    );
     const unknown = await runCli(['backtest', '--strategy', 'nope'], { INDEXBOT_CONFIG: config });
     expect(unknown.stderr.trim().split('\n').at(-1)).toBe(
       `indexbot: no strategy named "nope" in ${dir} (found mine) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [CONFIG_INVALID]`,

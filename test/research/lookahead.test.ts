@@ -55,7 +55,11 @@ describe('check-lookahead', () => {
       // The project is as it was: the cut copy was made elsewhere, and the working directory restored.
       expect(process.cwd()).toBe(realpathSync(project));
       // (Less SQLite's -wal and -shm, which a connection to a WAL database makes beside it.)
-      expect(readdirSync(join(project, 'data')).filter((f) => !/-(wal|shm)$/.test(f)).sort()).toEqual(['indexbot.db', 'notes.txt']);
+      expect(
+        readdirSync(join(project, 'data'))
+          .filter((f) => !/-(wal|shm)$/.test(f))
+          .sort(),
+      ).toEqual(['indexbot.db', 'notes.txt']);
     } finally {
       process.chdir(previous.cwd);
       if (previous.db !== undefined) process.env.INDEXBOT_DB = previous.db;

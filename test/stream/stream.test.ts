@@ -49,6 +49,33 @@ describe('event stream (real redis-server)', () => {
     }
   });
 
+  it('a collector on a new database refuses a stream another database wrote, at its start and after, instead of publishing nothing (found by a trial)', async () => {
+    const stream = 'test:foreign';
+    const old = SnapshotStore.open(tempDbPath());
+    old.appendEvents([1, 2, 3, 4, 5].map(event));
+    const first = new StreamPublisher({ store: old, redisUrl: redis.url, stream });
+    const fresh = SnapshotStore.open(tempDbPath());
+    fresh.appendEvents([101, 102].map(event));
+    const second = new StreamPublisher({ store: fresh, redisUrl: redis.url, stream });
+    try {
+      await first.checkStream();
+      expect(await first.publishPending()).toBe(0);
+      // Seqs 1 and 2 of the new database are below the stream's 5-0: Redis refused them as copies, and that passed for published.
+      await expect(second.checkStream()).rejects.toMatchObject({
+        code: 'STREAM_AHEAD',
+        message: expect.stringMatching(/^the event stream test:foreign holds entries up to 5-0, past this database's events \(its newest is seq 2\)/),
+      });
+      await expect(second.publishPending()).rejects.toMatchObject({ code: 'STREAM_AHEAD' });
+      expect(fresh.cursor(`stream:${stream}`)).toBe(0);
+      expect((await admin.xrange(stream, '-', '+')).map(([, f]) => f[1])).toEqual([1, 2, 3, 4, 5].map((n) => event(n).id));
+    } finally {
+      await first.stop();
+      await second.stop();
+      old.close();
+      fresh.close();
+    }
+  });
+
   it('a runner takes back what it was given and never acknowledged, stores each event once, and acknowledges after the commit', async () => {
     const stream = 'test:consume';
     for (const n of [1, 2, 3]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));

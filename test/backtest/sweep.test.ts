@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,7 +236,18 @@ describe('sweeps one after another, as a search runs them', () => {
       await session.run({ indexes: ['x', 'y'], from: T0 + H, to: T0 + 9 * H }, [slowOnMain(4)]);
       expect(onFirst).toBe(2);
       // A message to a worker is handled a moment later (longer on a busy machine); one that never comes leaves 2.
-      for (const deadline = Date.now() + 10_000; openOnCache() !== 1 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      // SQLite defers closing a connection's descriptor while another connection of the process
+      // holds a lock on the file (a close would drop that lock too), until some connection
+      // unlocks: a read here gives it that moment. A connection left open keeps its descriptor.
+      const unlockOnce = () => {
+        const probe = new Database(db, { readonly: true });
+        probe.prepare('SELECT count(*) FROM sqlite_master').get();
+        probe.close();
+      };
+      for (const deadline = Date.now() + 10_000; openOnCache() !== 1 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        unlockOnce();
+      }
       expect(openOnCache()).toBe(1);
     } finally {
       await session.close();

@@ -243,7 +243,8 @@ export function botControl(store: SnapshotStore, runtime: StrategyRuntime, confi
 }
 
 async function sendTestAlert(config: Config): Promise<{ sink: string; ok: boolean; reason?: string }[]> {
-  const sender = new HttpSender(10_000, () => {});
+  // A console sink's test message goes where its alerts go (stdout): the test is that it shows.
+  const sender = new HttpSender();
   const alert = testAlert('http', Date.now());
   return Promise.all(config.alerts.sinks.map(async (sink) => ({ sink: sink.name, ...(await sender.send(sink, alert)) })));
 }

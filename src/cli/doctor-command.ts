@@ -88,7 +88,8 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   }
 
   if (config.alerts.sinks.length === 0) add('PASS', 'alert sinks', 'none configured');
-  const sender = new HttpSender(10_000, () => {});
+  // A console sink's test message is printed, as its alerts are: on stderr, beside the check lines (stdout may be --json).
+  const sender = new HttpSender(10_000, (line) => process.stderr.write(line));
   for (const sink of config.alerts.sinks) {
     if (!options.sendTest) {
       add('PASS', `sink ${sink.name}`, `${sink.type} configured (--send-test sends a test message)`);

@@ -24,7 +24,7 @@ describe('indexbot doctor against the sandbox', () => {
   it('passes a healthy setup, and sends a test message to a sink', async () => {
     const receiver = await startReceiver();
     try {
-      const config = sandboxConfig(sandbox, tempDbPath(), { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }] } });
+      const config = sandboxConfig(sandbox, tempDbPath(), { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }, { type: 'console' }] } });
       const r = await doctor(['--config', config, '--send-test'], { INDEXBOT_API_KEY: healthy.key });
       expect(r.out).toMatch(/(PASS|WARN) {2}disk +\d+\.\d\d GiB free beside the database \(file \d+\.\d\d GiB; snapshots kept 30 days\)/);
       expect(r.out).toContain('PASS  credentials      API key accepted');
@@ -32,6 +32,9 @@ describe('indexbot doctor against the sandbox', () => {
       expect(r.out).toMatch(/PASS {2}rate limits +the server's X-RateLimit-Limit agrees with tier premium/);
       expect(r.out).toMatch(/PASS {2}strategies +drift-reversion, rebalance-alert, rebalance-front-run load/);
       expect(r.out).toContain('PASS  sink slack       slack: test message accepted');
+      // The console sink's test shows, as its alerts do (a trial saw PASS and no message).
+      expect(r.out).toMatch(/PASS {2}sink console +console: test message accepted/);
+      expect(r.out).toContain('[alert] indexbot doctor: test message; alerts reach this channel');
       expect(r.out).toContain('all checks passed');
       expect(r.code).toBe(0);
       expect(JSON.parse(receiver.requests[0]!.body).text).toContain('indexbot doctor: test message');

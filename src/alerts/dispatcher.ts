@@ -22,6 +22,13 @@ export interface DispatcherOptions {
   maxRetryAfterMs?: number;
   /** How often an idle sink looks for new events without being notified. @default 1000 */
   idleMs?: number;
+  /**
+   * Whether events are alerted, or only the strategies' alerts: a strategies runner leaves the
+   * events to its collector, which alerts each once (every runner would send it again). The
+   * events' cursors then follow the log without queueing, so they hold back no pruning.
+   * @default true
+   */
+  alertEvents?: boolean;
   /** Told of each attempt's outcome (metrics). */
   onAttempt?: (sink: string, outcome: 'delivered' | 'failed' | 'given_up') => void;
 }
@@ -192,7 +199,7 @@ export class AlertDispatcher {
   private alertOf(row: OutboxRow): Alert | undefined {
     if (row.strategyAlertId !== null) {
       const a = this.o.store.strategies.alert(row.strategyAlertId);
-      return a && strategyAlert(a);
+      return a && strategyAlert(a, row.eventId);
     }
     const event = this.o.store.eventsAfter(row.seq - 1, 1)[0];
     return event?.id === row.eventId ? eventAlert(event) : undefined;
@@ -201,20 +208,25 @@ export class AlertDispatcher {
   /** Queues the sink's new events and strategy alerts, each batch with its cursor move. */
   private enqueue(sink: SinkConfig): void {
     const { store } = this.o;
-    this.queueAfter(
-      alertConsumer(sink.name),
-      (after) => store.eventsAfter(after, 500),
-      (e) => e.seq,
-      (e, now) => {
-        if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
-      },
-    );
+    if (this.o.alertEvents === false) {
+      const top = store.lastEventSeq();
+      if (top > store.cursor(alertConsumer(sink.name))) store.setCursor(alertConsumer(sink.name), top, this.clock.now());
+    } else {
+      this.queueAfter(
+        alertConsumer(sink.name),
+        (after) => store.eventsAfter(after, 500),
+        (e) => e.seq,
+        (e, now) => {
+          if (matches(sink.filter, e)) store.outbox.enqueue(sink.name, e.id, e.seq, now);
+        },
+      );
+    }
     this.queueAfter(
       strategyAlertConsumer(sink.name),
       (after) => store.strategies.alertsAfter(after, 500),
       (a) => a.id,
       (a, now) => {
-        if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlertKey(a), a.seq, now, a.id);
+        if (matchesStrategyAlert(sink.filter, a)) store.outbox.enqueue(sink.name, strategyAlertKey(a, store.databaseId()), a.seq, now, a.id);
       },
     );
   }

@@ -53,13 +53,16 @@ export function eventAlert(e: IndexbotEvent): Alert {
   return { id: e.id, text: describeEvent(e), fields: { type: e.type, indexId: e.indexId, occurredAt: iso(e.occurredAt), event: e } };
 }
 
-/** A strategy alert's idempotency key, from its row: raised once, delivered once. */
-export const strategyAlertKey = (a: Pick<StrategyAlertRow, 'strategy' | 'id'>) => `strategy.alert:${a.strategy}:${a.id}`;
+/**
+ * A strategy alert's idempotency key: its row and the database it is in (rows are numbered per
+ * database), so a resend repeats it while two runners' alerts, or a new database's, never share one.
+ */
+export const strategyAlertKey = (a: Pick<StrategyAlertRow, 'strategy' | 'id'>, databaseId: string) => `strategy.alert:${a.strategy}:${databaseId}:${a.id}`;
 
-/** A strategy's `ctx.alert(message, data)` as a message to a sink. */
-export function strategyAlert(a: StrategyAlertRow): Alert {
+/** A strategy's `ctx.alert(message, data)` as a message to a sink, under the key it was queued with. */
+export function strategyAlert(a: StrategyAlertRow, key: string): Alert {
   return {
-    id: strategyAlertKey(a),
+    id: key,
     text: plainText(`${a.strategy}: ${a.message}`),
     fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
   };

@@ -203,10 +203,12 @@ function persistedGateSeeds(store: SnapshotStore): Map<string, RateGateSeed> {
 /**
  * The strategies and the alert sinks of a role that runs strategies, both reporting to the
  * remote faces (fills to the SSE stream and metrics, deliveries to metrics); alerts started.
+ * `alertEvents` false: the sinks get only the strategies' alerts (a runner; its collector alerts the events).
  */
-export function startStrategiesAndAlerts(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, faces: RemoteFaces) {
+export function startStrategiesAndAlerts(store: SnapshotStore, strategies: LoadedStrategy[], config: Config, options: DaemonOptions, faces: RemoteFaces, alertEvents = true) {
   const alerts = new AlertDispatcher({
     store,
+    alertEvents,
     sinks: config.alerts.sinks,
     giveUpAfterMs: config.alerts.giveUpAfterMs,
     logger: options.logger.child({ component: 'alerts' }),

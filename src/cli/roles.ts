@@ -93,7 +93,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
     const openStore = store;
     // The port is taken before the stream is read: one in use stops the start.
     await faces.listen();
-    const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces);
+    const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces, false);
     const consumer = new StreamConsumer({
       store: openStore,
       redisUrl: eventsUrl,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
@@ -65,6 +66,8 @@ export interface OpenStoreOptions {
 }
 
 type Row = Record<string, unknown>;
+
+const DATABASE_ID = 'database_id';
 
 /**
  * When each status of a rebalancing record became true, for the replay and the queries cut
@@ -488,6 +491,15 @@ export class SnapshotStore implements TokenStore {
 
   deleteRuntime(key: string): void {
     this.s.deleteRuntime.run(key);
+  }
+
+  /** A random id, made the first time it is asked for and kept with the database: what tells its numbered rows from another database's. */
+  databaseId(): string {
+    const kept = this.runtime<string>(DATABASE_ID);
+    if (kept) return kept.value;
+    const id = randomBytes(4).toString('hex');
+    this.setRuntime(DATABASE_ID, id, Date.now());
+    return id;
   }
 
   runtime<T>(key: string): { value: T; updatedAt: number } | undefined {

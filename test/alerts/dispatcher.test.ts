@@ -260,14 +260,17 @@ describe('alert sinks against a local receiver', () => {
     await dispatcher.runOnce();
     await dispatcher.runOnce();
     const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => r.headers['idempotency-key']);
-    expect(got('/all')).toEqual(['rebalance.announced:sindex:rb_1', 'strategy.alert:alerting:1', 'rebalance.announced:mindex:rb_2', 'strategy.alert:alerting:2']);
+    // Keyed by the database too: another runner's alert 1 is another alert.
+    const db = store.databaseId();
+    expect(db).toMatch(/^[0-9a-f]{8}$/);
+    expect(got('/all')).toEqual(['rebalance.announced:sindex:rb_1', `strategy.alert:alerting:${db}:1`, 'rebalance.announced:mindex:rb_2', `strategy.alert:alerting:${db}:2`]);
     expect(got('/events-only')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:mindex:rb_2']);
     expect(got('/others')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:mindex:rb_2']);
-    expect(got('/mindex')).toEqual(['rebalance.announced:mindex:rb_2', 'strategy.alert:alerting:2']);
-    const hook = receiver.requests.find((r) => r.path === '/all' && r.headers['idempotency-key'] === 'strategy.alert:alerting:1')!;
+    expect(got('/mindex')).toEqual(['rebalance.announced:mindex:rb_2', `strategy.alert:alerting:${db}:2`]);
+    const hook = receiver.requests.find((r) => r.path === '/all' && r.headers['idempotency-key'] === `strategy.alert:alerting:${db}:1`)!;
     expect(hook.headers['x-indexbot-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(hook.body).digest('hex')}`);
     expect(JSON.parse(hook.body)).toEqual({
-      id: 'strategy.alert:alerting:1',
+      id: `strategy.alert:alerting:${db}:1`,
       type: 'strategy.alert',
       strategy: 'alerting',
       indexId: 'sindex',
@@ -278,6 +281,21 @@ describe('alert sinks against a local receiver', () => {
       text: 'alerting: would buy ahead of rb_1',
     });
     expect(store.outbox.summary().find((x) => x.sink === 'all')).toMatchObject({ delivered: 4, pending: 0 });
+  });
+
+  it('sends a queued strategy alert under the key it was queued with (one queued before the key took the database in)', async () => {
+    const { receiver, store, dispatcher } = await setup((url) => [{ type: 'webhook', name: 'hook', url: `${url}/hook` }]);
+    store.appendEvents([announced('sindex', 'rb_1')]);
+    const strategies = await loadStrategies('test/fixtures/strategies/alerting', { logger: silentLogger });
+    await new StrategyRuntime({ store, strategies }).drain();
+    const [alert] = store.strategies.alertsAfter(0, 10);
+    store.transaction(() => {
+      store.outbox.enqueue('hook', 'strategy.alert:alerting:1', alert!.seq, T0, alert!.id);
+      store.setCursor('alert:hook:strategy-alerts', alert!.id, T0);
+    });
+    await dispatcher.runOnce();
+    const sent = receiver.requests.filter((r) => r.headers['idempotency-key']?.toString().startsWith('strategy.alert:'));
+    expect(sent.map((r) => [r.headers['idempotency-key'], JSON.parse(r.body).id])).toEqual([['strategy.alert:alerting:1', 'strategy.alert:alerting:1']]);
   });
 
   it('a sink that hangs does not hold up another', async () => {

@@ -201,7 +201,7 @@ export class DaemonMetrics {
       });
     shared('indexbot_shared_budget_limit', 'Requests per window of the budget shared through Redis, per credential', (b) => b.limit);
     shared('indexbot_shared_budget_burst', 'Most tokens the shared budget holds (its bucket size), per credential', (b) => b.burst);
-    shared('indexbot_shared_budget_remaining', 'Tokens left in the shared budget at this process’s last take or beat', (b) => b.tokens);
+    shared('indexbot_shared_budget_remaining', 'Tokens left in the shared budget at this process’s last take or beat (no series while Redis is unreachable)', (b) => b.tokens);
     shared('indexbot_shared_budget_processes', 'Processes that drew on the shared budget in the last minute', (b) => b.processes.length);
     shared('indexbot_shared_budget_fallback', '1 while Redis is unreachable and this process paces to its local share of the budget', (b) => (b.mode === 'local' ? 1 : 0));
     shared('indexbot_shared_budget_local_share', 'N of the local fallback: it paces to 1/N of the budget', (b) => b.share);

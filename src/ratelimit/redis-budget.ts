@@ -357,7 +357,8 @@ class RedisSharedBudget implements SharedBudget {
       mode: this.mode,
       limit: this.last?.limit,
       burst: this.last?.burst,
-      tokens: this.mode === 'local' ? Math.floor(this.local.tokens * 1000) / 1000 : this.last?.tokens,
+      // Unknown while Redis is away: the local pacing's bucket is this process's, not the budget's.
+      tokens: this.mode === 'local' ? undefined : this.last?.tokens,
       processes: this.processes,
       share: this.local.share,
     };

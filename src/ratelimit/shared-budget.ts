@@ -53,6 +53,7 @@ export interface SharedBudgetState {
   mode: 'shared' | 'local';
   limit: number | undefined;
   burst: number | undefined;
+  /** Tokens in the shared bucket at the last answer; undefined while Redis is away (`local`). */
   tokens: number | undefined;
   /** Processes that drew on this budget in the last minute, by id (`host:pid:nonce`). */
   processes: string[];

@@ -69,7 +69,11 @@ describe('the shared budget in /metrics and status (real redis-server)', () => {
 
     await redis.kill();
     await eventually('the fallback in the metrics', async () => sampleValue(await metrics(), 'indexbot_shared_budget_fallback', { gate }) === 1);
-    expect(sampleValue(await metrics(), 'indexbot_shared_budget_local_share', { gate })).toBe(2);
+    const away = await metrics();
+    expect(sampleValue(away, 'indexbot_shared_budget_local_share', { gate })).toBe(2);
+    // No figure for what Redis holds while it does not answer (the limit and burst stay: they are the budget's, as last told).
+    expect(away.get('indexbot_shared_budget_remaining')?.samples ?? []).toEqual([]);
+    expect(away.get('indexbot_shared_budget_limit')?.samples).toHaveLength(1);
     await redis.restart();
     await eventually('the shared budget back', async () => sampleValue(await metrics(), 'indexbot_shared_budget_fallback', { gate }) === 0);
   }, 120_000);

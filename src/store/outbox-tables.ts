@@ -98,11 +98,12 @@ function prepare(db: Database.Database) {
     head: db.prepare("SELECT next_attempt_at AS at FROM alert_outbox WHERE sink = ? AND status = 'pending' ORDER BY seq, strategy_alert_id LIMIT 1"),
     finish: db.prepare('UPDATE alert_outbox SET status = ?, finished_at = ?, last_error = COALESCE(?, last_error), attempts = attempts + 1 WHERE sink = ? AND event_id = ?'),
     retry: db.prepare('UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE sink = ? AND event_id = ?'),
+    // The last error of what is still pending or was given up: a delivery the sink took in the end is over its failures.
     summary: db.prepare(
       `SELECT sink,
          SUM(status = 'pending') AS pending, SUM(status = 'delivered') AS delivered, SUM(status = 'given_up') AS given_up,
          MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
-         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.last_error IS NOT NULL ORDER BY COALESCE(o.finished_at, o.next_attempt_at) DESC LIMIT 1) AS last_error
+         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.status != 'delivered' AND o.last_error IS NOT NULL ORDER BY COALESCE(o.finished_at, o.next_attempt_at) DESC LIMIT 1) AS last_error
        FROM alert_outbox a GROUP BY sink ORDER BY sink`,
     ),
   };

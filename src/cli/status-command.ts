@@ -172,7 +172,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Strategies (paper accounts at the latest cached prices)');
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
-    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (indexbot strategies retry ${st.strategy})` : ''}`;
+    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (${retryHint(st.strategy, s.daemon.pid)})` : ''}`;
     lines.push(
       `  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`,
     );
@@ -203,6 +203,13 @@ function render(s: ReturnType<typeof collectStatus>): string {
     if (g.shared) lines.push(`    ${describeShared(g.shared, gone)}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** How to retry a strategy's parked events: the command takes the database's lock, so while a process holds it, through that process. */
+function retryHint(strategy: string, daemonPid: number | null): string {
+  const command = `indexbot strategies retry ${strategy}`;
+  if (daemonPid === null) return command;
+  return `pid ${daemonPid} runs on this database: POST /api/v1/strategies/${encodeURIComponent(strategy)}/retry on its --http face, or stop it and run ${command}`;
 }
 
 /** The budget a gate shares with other processes through Redis, and who draws on it. */

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { SnapshotStore } from '../../src/store/index.ts';
+import { RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { databaseWithParkedEvents } from '../helpers/parked.ts';
 
 describe('indexbot status and strategies commands', () => {
@@ -15,7 +15,17 @@ describe('indexbot status and strategies commands', () => {
     expect(byName['always-throws']).toMatchObject({ parked: 2, cursor: 2, pnlUsd: 0, equity: 10_000 });
     expect(byName.counting).toMatchObject({ parked: 0, cursor: 2 });
     const text = execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
-    expect(text).toMatch(/always-throws .*PARKED 2/);
+    expect(text).toMatch(/always-throws .*PARKED 2 \(indexbot strategies retry always-throws\)\n/);
+    // While a process holds the database (this one, here), the command would be refused: the hint is its HTTP face.
+    const lock = RunLock.acquire(db);
+    try {
+      const held = execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+      expect(held).toContain(
+        `PARKED 2 (pid ${process.pid} runs on this database: POST /api/v1/strategies/always-throws/retry on its --http face, or stop it and run indexbot strategies retry always-throws)\n`,
+      );
+    } finally {
+      lock.release();
+    }
 
     const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/mixed', '--strategy', 'always-throws'], {
       encoding: 'utf8',

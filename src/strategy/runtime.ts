@@ -87,6 +87,8 @@ export class StrategyRuntime {
   private readonly runners: StrategyRunner[];
   private stopped = false;
   private loops: Promise<void>[] = [];
+  /** Callers of `passed` waiting for the strategies to move on. */
+  private readonly waiters = new Set<() => void>();
   private readonly pausedNames: Set<string>;
 
   constructor(private readonly o: RuntimeOptions) {
@@ -198,7 +200,24 @@ export class StrategyRuntime {
    * it), or the runtime stops. A strategies runner stores the data behind an event only then.
    */
   async passed(seq: number): Promise<void> {
-    while (!this.stopped && this.runners.some((r) => !this.pausedNames.has(r.name) && r.position < seq)) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!this.stopped && this.runners.some((r) => !this.pausedNames.has(r.name) && r.position < seq)) {
+      // Woken as soon as a strategy is done with what it had; the timer covers what moves unannounced (a pause).
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, 20);
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  /** A strategy is done with the events it had: `passed` looks again. */
+  progressed(): void {
+    if (this.waiters.size === 0) return;
+    for (const done of [...this.waiters]) done();
   }
 
   async stop(): Promise<void> {
@@ -225,6 +244,8 @@ class StrategyRunner {
   private nothing: NothingDone;
   private bookView: BookView | undefined;
   private wakeUp: (() => void) | undefined;
+  /** News told while no rest was waiting (the loop was between a read and its rest): the next rest ends at once. */
+  private woken = false;
   /**
    * The last event whose handler changed nothing: its cursor move rides on the next commit
    * (or the end of the batch). Were we to crash before, it is only delivered again, which
@@ -236,7 +257,7 @@ class StrategyRunner {
     private loaded: LoadedStrategy,
     private readonly o: RuntimeOptions,
     private readonly startedAt: number,
-    private readonly runtime: Pick<StrategyRuntime, 'isStopped' | 'isPaused'>,
+    private readonly runtime: Pick<StrategyRuntime, 'isStopped' | 'isPaused' | 'progressed'>,
   ) {
     this.name = loaded.strategy.name;
     this.consumer = consumerOf(this.name);
@@ -295,7 +316,8 @@ class StrategyRunner {
   }
 
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    else this.woken = true;
   }
 
   async loop(): Promise<void> {
@@ -320,6 +342,10 @@ class StrategyRunner {
 
   /** Waits up to `ms`, or until new events are announced. */
   private async rest(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return;
+    }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       this.wakeUp = () => {
@@ -362,9 +388,11 @@ class StrategyRunner {
   }
 
   private flushCursor(): void {
-    if (this.uncommittedSeq === undefined) return;
-    this.events.setCursor(this.consumer, this.uncommittedSeq, this.clock.now());
-    this.uncommittedSeq = undefined;
+    if (this.uncommittedSeq !== undefined) {
+      this.events.setCursor(this.consumer, this.uncommittedSeq, this.clock.now());
+      this.uncommittedSeq = undefined;
+    }
+    this.runtime.progressed();
   }
 
   async retryParked(): Promise<number> {

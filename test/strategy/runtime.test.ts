@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { z } from 'zod';
@@ -315,5 +315,25 @@ describe('StrategyRuntime', () => {
     expect(memory.state).toEqual({ last: 1002 });
     expect(memory.fills).toHaveLength(2);
     expect({ ...memory, stored: null }).toEqual({ ...stored, stored: null });
+  });
+
+  it('passed() answers once the strategies are done with the event, not at a polling tick: a runner hands on its events one at a time', { timeout: 10_000 }, async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const { runtime } = await runtimeFor('counting', store);
+    // No timer fires: only the strategies' progress can answer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      runtime.start();
+      for (let i = 1; i <= 50; i++) {
+        store.appendEvents([announced(i)]);
+        runtime.notify();
+        await runtime.passed(i);
+        expect(store.cursor(consumerOf('counting'))).toBe(i);
+      }
+      await runtime.stop();
+    } finally {
+      vi.useRealTimers();
+      store.close();
+    }
   });
 });

@@ -218,8 +218,10 @@ export class HttpServer {
       }),
       get('/api/v1/stream', /^\/api\/v1\/stream$/, (req, res, url) => {
         const lastId = req.headers['last-event-id'];
-        const since = typeof lastId === 'string' && /^\d+$/.test(lastId) ? Number(lastId) : url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined;
-        this.o.stream.attach(res, since === undefined ? [] : c.store.eventsAfter(since, 500));
+        if (typeof lastId === 'string' && !(/^\d+$/.test(lastId) && Number.isSafeInteger(Number(lastId))))
+          throw new HttpError(400, `Last-Event-ID: expected a whole number (the seq of the last event received), got ${JSON.stringify(lastId)}`);
+        const since = typeof lastId === 'string' ? Number(lastId) : url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined;
+        this.o.stream.attach(res, since, (after) => c.store.eventsAfter(after, 500));
       }),
       get('/api/v1/strategies', /^\/api\/v1\/strategies$/, (_req, res) => {
         const paused = new Set(c.strategies.paused());

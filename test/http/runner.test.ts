@@ -83,6 +83,44 @@ describe('a strategies runner with --http (real redis-server)', () => {
     expect(text).toContain('rebalance.completed:sindex:rb_3');
   }, 60_000);
 
+  it('replays every event after Last-Event-ID, however many were missed, then goes on live with none twice; a malformed one is refused', async () => {
+    const before = (await json('/api/v1/status')).body.lastEventSeq as number;
+    // More than one page of the log (500) missed while the client was away.
+    const pipeline = admin.pipeline();
+    for (let n = before + 1; n <= before + 600; n++) {
+      const id = `rebalance.announced:sindex:rb_${n}`;
+      pipeline.xadd(
+        EVENT_STREAM,
+        `${n}-0`,
+        'id',
+        id,
+        'event',
+        JSON.stringify({ id, seq: n, type: 'rebalance.announced', indexId: 'sindex', occurredAt: n, detectedAt: n, payload: { rebalanceId: `rb_${n}` } }),
+      );
+    }
+    await pipeline.exec();
+    const top = before + 600;
+    await waitFor('the runner to store them', async () => (await json('/api/v1/status')).body.lastEventSeq === top, 60_000);
+
+    const res = await get(`${url}/api/v1/stream`, undefined, { 'Last-Event-ID': '0' });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const end = Date.now() + 30_000;
+    while (!text.includes(`id: ${top}\n`) && Date.now() < end) text += decoder.decode((await reader.read()).value, { stream: true });
+    await publish(top + 1, 'rebalance.completed');
+    while (!text.includes(`id: ${top + 1}\n`) && Date.now() < end) text += decoder.decode((await reader.read()).value, { stream: true });
+    await reader.cancel();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual(Array.from({ length: top + 1 }, (_, i) => i + 1));
+
+    for (const bad of ['abc', '-1', '1.5', '']) {
+      const refused = await get(`${url}/api/v1/stream`, undefined, { 'Last-Event-ID': bad });
+      expect(refused.status, bad).toBe(400);
+      expect(((await refused.json()) as { error: string }).error).toBe(`Last-Event-ID: expected a whole number (the seq of the last event received), got ${JSON.stringify(bad)}`);
+    }
+  }, 120_000);
+
   it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(
     'its dashboard in Chromium shows its event stream where a daemon shows its rate budget, and no console error',
     async () => {

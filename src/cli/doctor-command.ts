@@ -1,4 +1,4 @@
-import { statSync, statfsSync } from 'node:fs';
+import { existsSync, statSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { HttpSender, testAlert } from '../alerts/index.ts';
@@ -37,10 +37,12 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
 
   let store: SnapshotStore | undefined;
   try {
+    // A path with no database yet gets one (as `run` would make it), said plainly: a mistyped --db shows.
+    const existed = existsSync(config.db);
     store = SnapshotStore.open(config.db);
     const integrity = store.integrityCheck();
     store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
-    add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+    add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: ${existed ? '' : 'none was there, created now (empty); '}writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
     const { bavail, bsize } = statfsSync(dirname(config.db));
     const free = bavail * bsize;
     const retention = config.retentionDays > 0 ? `snapshots kept ${config.retentionDays} days` : 'retentionDays 0: snapshots are never pruned';

@@ -24,8 +24,12 @@ describe('indexbot doctor against the sandbox', () => {
   it('passes a healthy setup, and sends a test message to a sink', async () => {
     const receiver = await startReceiver();
     try {
-      const config = sandboxConfig(sandbox, tempDbPath(), { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }, { type: 'console' }] } });
+      const db = tempDbPath();
+      const config = sandboxConfig(sandbox, db, { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }, { type: 'console' }] } });
       const r = await doctor(['--config', config, '--send-test'], { INDEXBOT_API_KEY: healthy.key });
+      // A path with no database: doctor makes it, and says so (a mistyped --db shows); the next run finds it.
+      expect(r.out).toContain(`PASS  database         ${db}: none was there, created now (empty); writable, schema`);
+      expect((await doctor(['--config', config], { INDEXBOT_API_KEY: healthy.key })).out).toContain(`PASS  database         ${db}: writable, schema`);
       expect(r.out).toMatch(/(PASS|WARN) {2}disk +\d+\.\d\d GiB free beside the database \(file \d+\.\d\d GiB; snapshots kept 30 days\)/);
       expect(r.out).toContain('PASS  credentials      API key accepted');
       expect(r.out).toContain('PASS  permissions      read:index granted');

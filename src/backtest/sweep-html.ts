@@ -128,7 +128,10 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
       const cells = SWEEP_COLUMNS.map(([key, , format]) => {
         const v = row[key];
         const sortKey = typeof v === 'number' ? String(v) : v === null ? '' : JSON.stringify(v);
-        return `<td data-v="${escapeHtml(sortKey)}">${escapeHtml(format(v as never))}</td>`;
+        const text = escapeHtml(format(v as never));
+        // Each run's report sits in a folder named by its run id beside this page.
+        const shown = key === 'runId' ? `<a href="${escapeHtml(encodeURIComponent(v as string))}/report.html">${text}</a>` : text;
+        return `<td data-v="${escapeHtml(sortKey)}">${shown}</td>`;
       }).join('');
       return `<tr style="border-left:4px solid ${COLORS[i % COLORS.length]}">${cells}</tr>`;
     })

@@ -338,6 +338,11 @@ describe('indexbot backtest sweep', () => {
       await page.click('#runs th:nth-child(7)');
       const trades = await page.$$eval('#runs tbody tr td:nth-child(7)', (tds) => tds.map((td) => Number(td.textContent)));
       expect(trades).toEqual([...trades].sort((a, b) => a - b));
+      // A run's id leads to its own report.
+      const [first] = await page.$$eval('#runs tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+      await Promise.all([page.waitForEvent('load'), page.click(`#runs a:text-is("${first}")`)]);
+      expect(page.url()).toBe(pathToFileURL(join(out, '2', first!, 'report.html')).href);
+      expect(await page.title()).toContain(first!);
       expect(errors).toEqual([]);
     } finally {
       await browser.close();

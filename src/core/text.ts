@@ -15,6 +15,12 @@ export function plainText(s: string): string {
   return s.replace(ESCAPES, '').replace(CONTROLS, ' ');
 }
 
+/** A value as JSON, short enough for a line of a message. */
+export function shortJson(value: unknown): string {
+  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
 /**
  * A schema's refusal as one line: each issue as `key.path: message`, unknown keys named
  * (zod's own pretty form spans lines, with ✖ and → marks).

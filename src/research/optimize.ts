@@ -1,7 +1,7 @@
 import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrategyMetrics } from '../backtest/index.ts';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, shortJson } from '../core/index.ts';
 import { type Dimension, decode, encode, trialRandom } from './space.ts';
 import { tpePropose } from './tpe.ts';
 import { type RankMetric, type TrialRunner, score } from './trials.ts';
@@ -69,12 +69,34 @@ export function readTrials(dir: string): StoredTrial[] {
   return out;
 }
 
+/** Where two studies' identities differ, by key path (`range.from`, `base.notionalUsd`; `sourceHash`: the strategy's file changed), with both values. */
+function studyChanges(before: unknown, now: unknown, at = ''): string[] {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObject(before) && isObject(now)) {
+    return [...new Set([...Object.keys(before), ...Object.keys(now)])].flatMap((k) => studyChanges(before[k], now[k], at === '' ? k : `${at}.${k}`));
+  }
+  return JSON.stringify(before) === JSON.stringify(now) ? [] : [`${at || 'study.json'} was ${shortJson(before)}, now ${shortJson(now)}`];
+}
+
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
   mkdirSync(o.dir, { recursive: true });
   const studyFile = join(o.dir, 'study.json');
   const identity = `${JSON.stringify(o.identity, null, 1)}\n`;
-  if (existsSync(studyFile) && readFileSync(studyFile, 'utf8') !== identity) {
-    throw new ConfigError(`${o.dir} holds another search (different strategy, space, fixed params, range, metric, sampler, seed or batch size); give another --out`);
+  if (existsSync(studyFile)) {
+    const kept = readFileSync(studyFile, 'utf8');
+    if (kept !== identity) {
+      const changes = studyChanges(parsedOrText(kept), JSON.parse(identity));
+      const listed = changes.length > 3 ? [...changes.slice(0, 3), `and ${changes.length - 3} more`] : changes;
+      throw new ConfigError(`${o.dir} holds another search (${listed.join('; ') || 'its study.json differs'}); give another --out, or this one's settings to resume it`);
+    }
   }
   writeFileSync(studyFile, identity);
   const done = readTrials(o.dir);

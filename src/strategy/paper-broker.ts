@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, bpsFactor, decimal, quantityFor, quantity as roundQuantity, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, bpsFactor, decimal, quantityFor, quantity as roundQuantity, shortJson, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
 import {
   type Broker,
@@ -155,10 +155,4 @@ function instrumentProblem(i: unknown): string | undefined {
   if (kind === 'index') return named('indexId', indexId);
   if (kind === 'token') return named('address', address);
   return `${shape}, got kind ${shortJson(kind)}`;
-}
-
-/** A value as a strategy wrote it, short enough for a reason line. */
-function shortJson(value: unknown): string {
-  const text = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -132,7 +132,13 @@ describe('optimize', () => {
     const resumed = await study(dir, 12);
     expect(resumed.map((t) => t.params)).toEqual(whole.map((t) => t.params));
     expect(readTrials(dir).map((t) => t.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    await expect(optimize({ dir, identity: { seed: 9 }, space, base: {}, trials: 3, metric: 'sharpe', sampler: 'tpe', seed: 9, run: runner, from: 0, to: 1 })).rejects.toThrow(/holds another search/);
+    // The refusal names what differs, with both values (a trial could not tell which flag it had changed).
+    await expect(optimize({ dir, identity: { seed: 9, sampler: 'tpe' }, space, base: {}, trials: 3, metric: 'sharpe', sampler: 'tpe', seed: 9, run: runner, from: 0, to: 1 })).rejects.toThrow(
+      `${dir} holds another search (seed was 1, now 9); give another --out, or this one's settings to resume it`,
+    );
+    await expect(optimize({ dir, identity: { seed: 1, range: { from: 5 } }, space, base: {}, trials: 3, metric: 'sharpe', sampler: 'tpe', seed: 1, run: runner, from: 0, to: 1 })).rejects.toThrow(
+      '(sampler was "tpe", now undefined; range was undefined, now {"from":5})',
+    );
   });
 
   it('in batches on worker threads: the same trials with one worker or two, and a resume inside a batch', async () => {

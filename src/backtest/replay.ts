@@ -269,7 +269,8 @@ export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { sett
   }
   const interval = o.interval ?? '1h';
   const settings = {
-    indexes: [...o.indexes],
+    // A set, in one order: the same indexes listed otherwise (or one twice) are the same run, with the same id.
+    indexes: [...new Set(o.indexes)].sort(),
     from: o.from,
     to: o.to,
     interval,

@@ -42,7 +42,11 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     store = SnapshotStore.open(config.db);
     const integrity = store.integrityCheck();
     store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
-    add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: ${existed ? '' : 'none was there, created now (empty); '}writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+    add(
+      integrity === 'ok' ? 'PASS' : 'FAIL',
+      'database',
+      `${config.db}: ${existed ? '' : 'none was there, created now (empty); '}writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`,
+    );
     const { bavail, bsize } = statfsSync(dirname(config.db));
     const free = bavail * bsize;
     const retention = config.retentionDays > 0 ? `snapshots kept ${config.retentionDays} days` : 'retentionDays 0: snapshots are never pruned';

@@ -72,7 +72,8 @@ describe('backtest replay', () => {
 
   it('gives byte-identical report.json for the same cache, strategy and params', async () => {
     const cache = SnapshotStore.open(buildCache(), { readonly: true });
-    const run = async (indexes = ['x', 'y']) => reportJson(buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), indexes, from: T0, to: T0 + 119 * H })));
+    const run = async (indexes = ['x', 'y']) =>
+      reportJson(buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer', { notionalUsd: 250 }), indexes, from: T0, to: T0 + 119 * H })));
     const [a, b] = [await run(), await run()];
     expect(a).toBe(b);
     // The indexes are a set: listed in another order, or one twice, it is the same run (found by a trial: another run id).

@@ -16,7 +16,7 @@ interface EventBase<T extends string, P> {
   /** Order in the event log; 0 until the event is stored. */
   seq: number;
   indexId: string;
-  /** The server's time of the fact, epoch ms. */
+  /** The server's time of the fact, epoch ms; for a fact the API gives no time for (`UNTIMED_EVENT_TYPES`), when we saw it. */
   occurredAt: number;
   /** Our clock when we saw it, epoch ms. */
   detectedAt: number;
@@ -98,3 +98,6 @@ export const EVENT_TYPES: readonly EventType[] = [
   'index.delisted',
   'index.status_changed',
 ];
+
+/** Facts the API gives no time for (a cancellation, a change of the index list): their `occurredAt` is when they were seen, so there is no detection delay to measure. */
+export const UNTIMED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>(['rebalance.cancelled', 'index.listed', 'index.delisted', 'index.status_changed']);

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestObserver } from '../api/index.ts';
-import { EVENT_TYPES, type IndexbotEvent } from '../detect/index.ts';
+import { EVENT_TYPES, type IndexbotEvent, UNTIMED_EVENT_TYPES } from '../detect/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import type { StreamHeartbeat } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
@@ -78,7 +78,7 @@ export class DaemonMetrics {
     this.events = new Counter({ name: 'indexbot_events_total', help: 'Events detected and logged, by type', labelNames: ['type'], registers });
     this.detectionDelay = new Histogram({
       name: 'indexbot_event_detection_delay_seconds',
-      help: 'Time from when a fact happened on the server (occurredAt) to its detection; facts from before this process started are not timed',
+      help: 'Time from when a fact happened on the server (occurredAt) to its detection; facts from before this process started, and those the API gives no time for, are not timed',
       labelNames: ['type'],
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers,
@@ -140,7 +140,7 @@ export class DaemonMetrics {
       const type = metricLabel(e.type);
       this.events.inc({ type });
       // What happened before the start (a rebalance announced while the bot was down) measures the downtime, not detection.
-      if (e.occurredAt >= this.startedAt) this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
+      if (e.occurredAt >= this.startedAt && !UNTIMED_EVENT_TYPES.has(e.type)) this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
     }
   }
 

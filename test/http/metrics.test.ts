@@ -28,6 +28,22 @@ describe('DaemonMetrics', () => {
     expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_sum', { type: 'rebalance_announced' })).toBe(3);
   });
 
+  it('does not time a fact the API gives no time for (a cancellation, an index list change): its occurredAt is when it was seen, a delay of 0 that never was', async () => {
+    const metrics = new DaemonMetrics({ startedAt: START });
+    metrics.bind(sources());
+    const seenAt = START + 20_000;
+    const untimed = (type: string) => ({ ...announced(seenAt, seenAt), id: `${type}:sindex:x`, type }) as unknown as IndexbotEvent;
+    metrics.onEvents([untimed('rebalance.cancelled'), untimed('index.listed'), untimed('index.status_changed'), announced(START + 10_000, START + 13_000)]);
+    const m = await scrape(metrics);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance_cancelled' })).toBe(1);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'index_listed' })).toBe(1);
+    const timed = m
+      .get('indexbot_event_detection_delay_seconds')!
+      .samples.filter((x) => x.name.endsWith('_count') && x.value > 0)
+      .map((x) => x.labels.type);
+    expect(timed).toEqual(['rebalance_announced']);
+  });
+
   it("has the event stream's gauges only in a runner, which reads the stream", async () => {
     const read = () => ({ value: { lag: 4, pending: 1 } as never, updatedAt: START + 30_000 });
     const single = new DaemonMetrics({ startedAt: START });

@@ -197,10 +197,11 @@ export class StrategyRuntime {
 
   /**
    * Resolves once every strategy not paused has gone past `seq` (handled, skipped or parked
-   * it), or the runtime stops. A strategies runner stores the data behind an event only then.
+   * it) or is waiting to try a failed event again, or the runtime stops. A strategies runner
+   * stores the data behind an event only then.
    */
   async passed(seq: number): Promise<void> {
-    while (!this.stopped && this.runners.some((r) => !this.pausedNames.has(r.name) && r.position < seq)) {
+    while (!this.stopped && this.runners.some((r) => !this.pausedNames.has(r.name) && !r.backingOff && r.position < seq)) {
       // Woken as soon as a strategy is done with what it had; the timer covers what moves unannounced (a pause).
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -244,6 +245,8 @@ class StrategyRunner {
   private nothing: NothingDone;
   private bookView: BookView | undefined;
   private wakeUp: (() => void) | undefined;
+  /** Waiting between two tries of a failed event. */
+  backingOff = false;
   /** News told while no rest was waiting (the loop was between a read and its rest): the next rest ends at once. */
   private woken = false;
   /**
@@ -467,7 +470,16 @@ class StrategyRunner {
       }
       lastError = result.error;
       if (this.logsFailure()) this.log.warn({ event: event.id, attempt, error: lastError }, 'strategy handler failed');
-      if (attempt < this.maxAttempts && !this.runtime.isStopped()) await sleep(this.clock, this.retryBaseMs * 2 ** (attempt - 1));
+      if (attempt < this.maxAttempts && !this.runtime.isStopped()) {
+        // Between tries it holds up no one (`passed`): its next try may see data stored since, as in one process.
+        this.backingOff = true;
+        this.runtime.progressed();
+        try {
+          await sleep(this.clock, this.retryBaseMs * 2 ** (attempt - 1));
+        } finally {
+          this.backingOff = false;
+        }
+      }
       if (this.runtime.isStopped()) return false;
     }
     if (this.logsFailure()) this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');

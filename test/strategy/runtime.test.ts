@@ -336,4 +336,47 @@ describe('StrategyRuntime', () => {
       store.close();
     }
   });
+
+  it('passed() does not wait for a strategy backing off between tries of a failed event: a broken strategy holds up no other on a runner', { timeout: 10_000 }, async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    const seen: number[] = [];
+    const strategies: LoadedStrategy[] = [
+      { file: 'counts.ts', params: {}, strategy: defineStrategy({ name: 'counts', params: z.object({}), on: { 'rebalance.announced': (e) => void seen.push(e.seq) } }) },
+      {
+        file: 'broken.ts',
+        params: {},
+        strategy: defineStrategy({
+          name: 'broken',
+          params: z.object({}),
+          on: {
+            'rebalance.announced': () => {
+              throw new Error('broken');
+            },
+          },
+        }),
+      },
+    ];
+    // Each failed try waits a minute before the next: no timer fires here, so only the exemption lets the runner go on.
+    const runtime = new StrategyRuntime({ store, strategies, maxAttempts: 3, retryBaseMs: 60_000, startedAt: T0 + 1_000 });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      runtime.start();
+      for (let i = 1; i <= 5; i++) {
+        store.appendEvents([announced(i)]);
+        runtime.notify();
+        await runtime.passed(i);
+      }
+      expect(seen).toEqual([1, 2, 3, 4, 5]);
+      // The broken one is still on its first event, between tries; nothing of it was parked or skipped.
+      expect(store.cursor(consumerOf('broken'))).toBe(0);
+      expect(store.strategies.parked('broken')).toEqual([]);
+      // Stopping waits out the backoff in hand.
+      const stopped = runtime.stop();
+      await vi.runAllTimersAsync();
+      await stopped;
+    } finally {
+      vi.useRealTimers();
+      store.close();
+    }
+  });
 });

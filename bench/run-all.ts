@@ -5,7 +5,22 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['rate-gate', 'shared-gate', 'sandbox', 'ingest', 'cache-queries', 'retention-year', 'alert-latency', 'dispatch', 'runner-ingest', 'soak', 'fault-run', 'backtest', 'http', 'cli-startup'];
+const BENCHES = [
+  'rate-gate',
+  'shared-gate',
+  'sandbox',
+  'ingest',
+  'cache-queries',
+  'retention-year',
+  'alert-latency',
+  'dispatch',
+  'runner-ingest',
+  'soak',
+  'fault-run',
+  'backtest',
+  'http',
+  'cli-startup',
+];
 
 let failed = 0;
 for (const name of BENCHES) {

@@ -8,8 +8,8 @@
  *   0.5 s then 1 s between them, then parked): whether the broken one holds the other up (40 events).
  */
 import { Redis } from 'ioredis';
-import { EVENT_STREAM } from '../src/stream/index.ts';
 import { type DaemonProcess, readDb, sandboxConfig, spawnDaemon, waitFor } from '../test/helpers/daemon.ts';
+import { publishEvents } from '../test/helpers/event-stream.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 import { tempDbPath } from '../test/helpers/temp-db.ts';
 
@@ -27,20 +27,8 @@ async function row(label: string, events: number, disabled: string[]): Promise<v
     runner = spawnDaemon(['--config', config, '--role', 'strategies', '--group', 'bench'], { INDEXBOT_EVENTS_URL: redis.url });
     const started = runner;
     await waitFor('the runner running', () => /indexbot running/.test(started.output()), 60_000, 50).catch((e) => Promise.reject(new Error(`${e.message}: ${started.output().slice(-1500)}`)));
-    const pipeline = admin.pipeline();
-    for (let n = 1; n <= events; n++) {
-      const id = `rebalance.announced:bench:rb_${n}`;
-      pipeline.xadd(
-        EVENT_STREAM,
-        `${n}-0`,
-        'id',
-        id,
-        'event',
-        JSON.stringify({ id, seq: n, type: 'rebalance.announced', indexId: 'bench', occurredAt: n, detectedAt: n, payload: { rebalanceId: `rb_${n}` } }),
-      );
-    }
     const t0 = performance.now();
-    await pipeline.exec();
+    await publishEvents(admin, 1, events, 'rebalance.announced', 'bench');
     const counted = () => readDb(db, (d) => (d.prepare("SELECT seq FROM cursors WHERE consumer = 'strategy:counts'").get() as { seq: number } | undefined)?.seq ?? 0);
     await waitFor('counts to pass every event', () => counted() >= events, 120_000, 10);
     const seconds = (performance.now() - t0) / 1000;

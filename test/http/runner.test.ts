@@ -6,6 +6,7 @@ import { type DaemonProcess, sandboxConfig, spawnDaemon, waitFor } from '../help
 import { get } from '../helpers/http-daemon.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
+import { publishEvents } from '../helpers/event-stream.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 let redis: TestRedis;
@@ -14,15 +15,7 @@ let runner: DaemonProcess;
 let url: string;
 
 /** What a collector publishes: the event, by its seq. */
-const publish = (n: number, type = 'rebalance.announced') =>
-  admin.xadd(
-    EVENT_STREAM,
-    `${n}-0`,
-    'id',
-    `${type}:sindex:rb_${n}`,
-    'event',
-    JSON.stringify({ id: `${type}:sindex:rb_${n}`, seq: n, type, indexId: 'sindex', occurredAt: n, detectedAt: n, payload: { rebalanceId: `rb_${n}` } }),
-  );
+const publish = (n: number, type = 'rebalance.announced') => publishEvents(admin, n, n, type);
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -86,19 +79,7 @@ describe('a strategies runner with --http (real redis-server)', () => {
   it('replays every event after Last-Event-ID, however many were missed, then goes on live with none twice; a malformed one is refused', async () => {
     const before = (await json('/api/v1/status')).body.lastEventSeq as number;
     // More than one page of the log (500) missed while the client was away.
-    const pipeline = admin.pipeline();
-    for (let n = before + 1; n <= before + 600; n++) {
-      const id = `rebalance.announced:sindex:rb_${n}`;
-      pipeline.xadd(
-        EVENT_STREAM,
-        `${n}-0`,
-        'id',
-        id,
-        'event',
-        JSON.stringify({ id, seq: n, type: 'rebalance.announced', indexId: 'sindex', occurredAt: n, detectedAt: n, payload: { rebalanceId: `rb_${n}` } }),
-      );
-    }
-    await pipeline.exec();
+    await publishEvents(admin, before + 1, before + 600);
     const top = before + 600;
     await waitFor('the runner to store them', async () => (await json('/api/v1/status')).body.lastEventSeq === top, 60_000);
 

@@ -406,7 +406,7 @@ export class SnapshotStore implements TokenStore {
   appendEvents(events: readonly NewEvent[]): IndexbotEvent[] {
     const stored: IndexbotEvent[] = [];
     for (const e of events) {
-      const res = this.s.insertEvent.run(e.id, e.type, e.indexId, e.occurredAt, e.detectedAt, JSON.stringify(e.payload));
+      const res = this.s.insertEvent.run(e.id, e.type, e.indexId, e.occurredAt, e.detectedAt, JSON.stringify(e.payload), e.id);
       if (res.changes === 1) stored.push({ ...e, seq: Number(res.lastInsertRowid) } as IndexbotEvent);
     }
     return stored;
@@ -685,7 +685,8 @@ function prepare(db: Database.Database) {
     markDelisted: db.prepare('UPDATE indexes SET listed = 0, updated_at = ? WHERE id = ?'),
     getState: db.prepare('SELECT value FROM detector_state WHERE key = ?'),
     setState: db.prepare('INSERT INTO detector_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    insertEvent: db.prepare('INSERT OR IGNORE INTO events (id, type, index_id, occurred_at, detected_at, payload) VALUES (?, ?, ?, ?, ?, ?)'),
+    // Not INSERT OR IGNORE: with AUTOINCREMENT an ignored copy still takes a seq, and the log would skip it.
+    insertEvent: db.prepare('INSERT INTO events (id, type, index_id, occurred_at, detected_at, payload) SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM events WHERE id = ?)'),
     eventsAfter: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     eventCounts: db.prepare('SELECT type, COUNT(*) AS count FROM events GROUP BY type ORDER BY type'),
     lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM events'),

@@ -189,6 +189,9 @@ describe('SnapshotStore', () => {
     expect(store.appendEvents([e])).toHaveLength(1);
     expect(store.appendEvents([{ ...e, detectedAt: 3 }])).toHaveLength(0);
     expect(store.eventCounts()).toEqual({ 'rebalance.completed': 1 });
+    // The copy takes no number: the next event is 2, so a reader of seqs (an SSE client) sees no gap (found by trial 22).
+    expect(store.appendEvents([{ ...e, id: 'rebalance.announced:sindex:rb_2', type: 'rebalance.announced' as never }]).map((x) => x.seq)).toEqual([2]);
+    expect(store.lastEventSeq()).toBe(2);
     store.close();
   });
 

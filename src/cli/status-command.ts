@@ -7,6 +7,7 @@ import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { RunLock, SnapshotStore, isRunning } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
+import { HTTP_FACE, type HttpFaceRecord } from '../http/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
@@ -33,7 +34,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
           : { lastStreamReadAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) },
     eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt), running: streamRead.value.pid === undefined ? null : isRunning(streamRead.value.pid) } : null,
     // The daemon (or runner) holding this database's lock now, if one does.
-    daemon: { pid: RunLock.holder(store.path) ?? null },
+    daemon: daemonStatus(store),
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
@@ -172,7 +173,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Strategies (paper accounts at the latest cached prices)');
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
-    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (${retryHint(st.strategy, s.daemon.pid)})` : ''}`;
+    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (${retryHint(st.strategy, s.daemon)})` : ''}`;
     lines.push(
       `  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`,
     );
@@ -205,11 +206,22 @@ function render(s: ReturnType<typeof collectStatus>): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The process holding this database's lock, and its HTTP face as it recorded it at its start (an older indexbot's records none). */
+function daemonStatus(store: SnapshotStore): { pid: number | null; http?: { url: string | null; token: boolean } } {
+  const pid = RunLock.holder(store.path) ?? null;
+  const face = store.runtime<HttpFaceRecord>(HTTP_FACE)?.value;
+  return pid !== null && face?.pid === pid ? { pid, http: { url: face.url, token: face.token } } : { pid };
+}
+
 /** How to retry a strategy's parked events: the command takes the database's lock, so while a process holds it, through that process. */
-function retryHint(strategy: string, daemonPid: number | null): string {
+function retryHint(strategy: string, daemon: ReturnType<typeof daemonStatus>): string {
   const command = `indexbot strategies retry ${strategy}`;
-  if (daemonPid === null) return command;
-  return `pid ${daemonPid} runs on this database: POST /api/v1/strategies/${encodeURIComponent(strategy)}/retry on its --http face, or stop it and run ${command}`;
+  if (daemon.pid === null) return command;
+  const route = `/api/v1/strategies/${encodeURIComponent(strategy)}/retry`;
+  if (daemon.http?.url === null) return `pid ${daemon.pid} runs on this database with no --http face: stop it and run ${command}, or restart it with --http to retry while it runs`;
+  if (daemon.http === undefined) return `pid ${daemon.pid} runs on this database: POST ${route} on its --http face, or stop it and run ${command}`;
+  const auth = daemon.http.token ? ` -H 'Authorization: Bearer <http.token>'` : '';
+  return `pid ${daemon.pid} runs on this database: curl -X POST -H 'Content-Type: application/json'${auth} ${daemon.http.url.replace(/\/$/, '')}${route}, or stop it and run ${command}`;
 }
 
 /** The budget a gate shares with other processes through Redis, and who draws on it. */

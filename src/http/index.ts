@@ -81,6 +81,8 @@ export class RemoteFaces {
   async start(control: BotControl): Promise<void> {
     const log = this.logger.child({ component: 'http' });
     const { http } = this.config;
+    // For `status`, whose advice for the running process depends on it: where it answers, if anywhere.
+    control.store.setRuntime(HTTP_FACE, { pid: process.pid, url: this.server ? (this.url ?? null) : null, token: http?.token !== undefined } satisfies HttpFaceRecord, Date.now());
     if (http && this.metrics && this.server) {
       this.metrics.bind({
         jobs: () => control.store.jobStates(),
@@ -114,6 +116,17 @@ export class RemoteFaces {
     await Promise.all(this.telegram.map((t) => t.stop()));
     await this.server?.close();
   }
+}
+
+/** The runtime key of the running process's HTTP face, as it recorded it at its start. */
+export const HTTP_FACE = 'httpFace';
+
+export interface HttpFaceRecord {
+  pid: number;
+  /** null: started without one. */
+  url: string | null;
+  /** Whether its routes need the bearer token of `http.token`. */
+  token: boolean;
 }
 
 /** A read that every gauge of one scrape shares: a scrape reads all gauges within a few ms. */

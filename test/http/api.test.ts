@@ -51,6 +51,10 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     const ready = await json('/readyz');
     expect(ready).toMatchObject({ ready: true, storeWritable: true, maxAgeS: 300 });
     expect(ready.lastSuccessfulPollAgeS).toBeLessThanOrEqual(30);
+    // Where it answers, for `status` to name in its advice.
+    const face = readDb(d.db, (db) => db.prepare("SELECT value FROM runtime WHERE key = 'httpFace'").get() as { value: string });
+    expect(JSON.parse(face.value)).toEqual({ pid: expect.any(Number), url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+/), token: false });
+    expect(d.url.startsWith(JSON.parse(face.value).url.replace(/\/$/, ''))).toBe(true);
   });
 
   it('serves status, indexes, events, strategies, equity and the outbox from what the daemon stored', async () => {

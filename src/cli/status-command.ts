@@ -5,9 +5,8 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
-import { RunLock, SnapshotStore, isRunning } from '../store/index.ts';
+import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
-import { HTTP_FACE, type HttpFaceRecord } from '../http/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { intOption, withConfigFlags } from './options.ts';
 

@@ -2,6 +2,7 @@ import type { RequestObserver } from '../api/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
+import { HTTP_FACE, type HttpFaceRecord } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
@@ -116,17 +117,6 @@ export class RemoteFaces {
     await Promise.all(this.telegram.map((t) => t.stop()));
     await this.server?.close();
   }
-}
-
-/** The runtime key of the running process's HTTP face, as it recorded it at its start. */
-export const HTTP_FACE = 'httpFace';
-
-export interface HttpFaceRecord {
-  pid: number;
-  /** null: started without one. */
-  url: string | null;
-  /** Whether its routes need the bearer token of `http.token`. */
-  token: boolean;
 }
 
 /** A read that every gauge of one scrape shares: a scrape reads all gauges within a few ms. */

@@ -1,11 +1,11 @@
-import { existsSync, statSync, statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, constants, existsSync, statSync, statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HttpSender, testAlert } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { ForbiddenError, IndexbotError, silentLogger } from '../core/index.ts';
+import { ForbiddenError, IndexbotError, StoreError, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient } from './daemon.ts';
@@ -25,6 +25,12 @@ const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
 const explain = (e: unknown) => (e instanceof IndexbotError ? `${e.message} [${e.code}]` : (e as Error).message);
 
+/** `dir` or, when it does not exist yet, the first of its parents that does. */
+function nearestDirectory(dir: string): string {
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
 /**
  * Each check says what it found in plain words; one that cannot run because an earlier one
  * failed says so rather than failing again.
@@ -37,20 +43,29 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
 
   let store: SnapshotStore | undefined;
   try {
-    // A path with no database yet gets one (as `run` would make it), said plainly: a mistyped --db shows.
-    const existed = existsSync(config.db);
-    store = SnapshotStore.open(config.db);
-    const integrity = store.integrityCheck();
-    store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
-    add(
-      integrity === 'ok' ? 'PASS' : 'FAIL',
-      'database',
-      `${config.db}: ${existed ? '' : 'none was there, created now (empty); '}writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`,
-    );
-    const { bavail, bsize } = statfsSync(dirname(config.db));
+    let beside = dirname(config.db);
+    if (existsSync(config.db)) {
+      store = SnapshotStore.open(config.db);
+      const integrity = store.integrityCheck();
+      store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
+      add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+    } else {
+      // Nothing is made at a path with no database (a mistyped --db would be left behind): `run` makes it.
+      beside = nearestDirectory(dirname(resolve(config.db)));
+      try {
+        accessSync(beside, constants.W_OK);
+      } catch {
+        throw new StoreError(`no database at ${config.db}, and ${beside} is not writable: \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
+      }
+      add('WARN', 'database', `no database at ${config.db} yet (doctor made none): the first \`indexbot run\` makes it, in ${beside} (writable); check the path if you expected one`);
+      // The server check keeps what a sign-in gives in memory only.
+      store = SnapshotStore.open(':memory:');
+    }
+    const { bavail, bsize } = statfsSync(beside);
     const free = bavail * bsize;
     const retention = config.retentionDays > 0 ? `snapshots kept ${config.retentionDays} days` : 'retentionDays 0: snapshots are never pruned';
-    add(free < MIN_FREE_BYTES ? 'WARN' : 'PASS', 'disk', `${gib(free)} free beside the database (file ${gib(statSync(config.db).size)}; ${retention})`);
+    const size = existsSync(config.db) ? statSync(config.db).size : 0;
+    add(free < MIN_FREE_BYTES ? 'WARN' : 'PASS', 'disk', `${gib(free)} free beside the database (file ${gib(size)}; ${retention})`);
   } catch (e) {
     add('FAIL', 'database', explain(e));
   }

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { runCli, sandboxConfig } from '../helpers/daemon.ts';
 
 async function doctor(args: string[], env: Record<string, string>) {
@@ -21,15 +24,26 @@ describe('indexbot doctor against the sandbox', () => {
   });
   afterAll(async () => sandbox.close());
 
+  it('makes nothing at a path with no database: it warns, naming the path, and checks the server all the same (found by trials 20 and 22)', async () => {
+    const dir = join(dirname(tempDbPath()), 'typo');
+    const config = sandboxConfig(sandbox, tempDbPath(), {});
+    const r = await doctor(['--config', config, '--db', join(dir, 'nothing.db')], { INDEXBOT_API_KEY: healthy.key });
+    expect(r.out).toContain(
+      `WARN  database         no database at ${join(dir, 'nothing.db')} yet (doctor made none): the first \`indexbot run\` makes it, in ${dirname(dir)} (writable); check the path if you expected one`,
+    );
+    expect(r.out).toContain('PASS  credentials      API key accepted');
+    expect(existsSync(dir)).toBe(false);
+    expect(r.code).toBe(0);
+  });
+
   it('passes a healthy setup, and sends a test message to a sink', async () => {
     const receiver = await startReceiver();
     try {
       const db = tempDbPath();
+      SnapshotStore.open(db).close();
       const config = sandboxConfig(sandbox, db, { strategies: { dir: 'strategies' }, alerts: { sinks: [{ type: 'slack', url: `${receiver.url}/services/x` }, { type: 'console' }] } });
       const r = await doctor(['--config', config, '--send-test'], { INDEXBOT_API_KEY: healthy.key });
-      // A path with no database: doctor makes it, and says so (a mistyped --db shows); the next run finds it.
-      expect(r.out).toContain(`PASS  database         ${db}: none was there, created now (empty); writable, schema`);
-      expect((await doctor(['--config', config], { INDEXBOT_API_KEY: healthy.key })).out).toContain(`PASS  database         ${db}: writable, schema`);
+      expect(r.out).toContain(`PASS  database         ${db}: writable, schema`);
       expect(r.out).toMatch(/(PASS|WARN) {2}disk +\d+\.\d\d GiB free beside the database \(file \d+\.\d\d GiB; snapshots kept 30 days\)/);
       expect(r.out).toContain('PASS  credentials      API key accepted');
       expect(r.out).toContain('PASS  permissions      read:index granted');

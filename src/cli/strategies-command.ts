@@ -55,6 +55,8 @@ export function registerStrategiesCommand(program: Command): void {
       const runtime = new StrategyRuntime({ store, strategies, logger, paper: config.strategies.paper, timeoutMs: config.strategies.timeoutMs, maxAttempts: config.strategies.maxAttempts });
       const ok = await runtime.retryParked(flags.strategy);
       process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);
+      // The handler failed again: a script that retries can tell.
+      if (ok < before) process.exitCode = 1;
     } finally {
       store.close();
       lock.release();

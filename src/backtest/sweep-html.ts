@@ -1,6 +1,6 @@
 import { escapeHtml, uplot } from './html.ts';
 import type { BacktestReport } from './report.ts';
-import { fixed, pct } from './table.ts';
+import { fixed, isShortWindow, pct } from './table.ts';
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
@@ -109,6 +109,16 @@ export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: nev
 ];
 
 /**
+ * A sweep's column headings, and the warning its runs share (one range for all): when the
+ * window is short, CAGR and Sharpe are marked (!) as a single run's table marks them.
+ */
+export function sweepHeadings(reports: readonly BacktestReport[]): { labels: string[]; warning: string | undefined } {
+  const first = reports[0];
+  const warning = first && isShortWindow(first) ? first.warnings[0] : undefined;
+  return { labels: SWEEP_COLUMNS.map(([key, label]) => (warning && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warning };
+}
+
+/**
  * A sweep's comparison page, one file with uPlot inlined: a table of every run's figures
  * (click a heading to sort by it) and their equity curves on one chart.
  */
@@ -122,7 +132,8 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
   // The legend names each run by its params, as the table's second column does.
   const series = reports.map((r, i) => ({ label: JSON.stringify(rows[i]!.params), color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
-  const head = SWEEP_COLUMNS.map(([, label], i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
+  const headings = sweepHeadings(reports);
+  const head = headings.labels.map((label, i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
   const body = rows
     .map((row, i) => {
       const cells = SWEEP_COLUMNS.map(([key, , format]) => {
@@ -146,6 +157,7 @@ body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse
 <p>${escapeHtml(reports[0]!.settings.from ?? '')} .. ${escapeHtml(reports[0]!.settings.to ?? '')}, indexes ${escapeHtml(reports[0]!.settings.indexes.join(', '))}. Click a heading to sort.</p>
 ${Object.keys(fixed).length === 0 ? '' : `<p id="fixed-params">The same in every run: <code>${escapeHtml(JSON.stringify(fixed))}</code></p>`}
 <table id="runs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>
+${headings.warning === undefined ? '' : `<p id="window-warning">(!) ${escapeHtml(headings.warning)}</p>`}
 <h2>Equity</h2>
 <div id="equity-chart"></div>
 <script>${js}</script>

@@ -14,6 +14,7 @@ import {
   formatTable,
   isLargeGap,
   renderSweepHtml,
+  sweepHeadings,
   sweptOnly,
   renderTable,
   reportFiles,
@@ -429,7 +430,8 @@ function writeSweep(written: Written[], dir: string, json: boolean | undefined):
   writeFileSync(join(dir, 'sweep.html'), renderSweepHtml(comparison, reports));
   if (json) return `${JSON.stringify(file, null, 1)}\n`;
   const rows = sweptOnly(comparison, file.swept).map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
-  return `${formatTable([SWEEP_COLUMNS.map(([, label]) => label), ...rows])}\nreports: ${dir}\n`;
+  const headings = sweepHeadings(reports);
+  return `${formatTable([headings.labels, ...rows])}\n${headings.warning === undefined ? '' : `(!) ${headings.warning}\n`}reports: ${dir}\n`;
 }
 
 function writeReport(files: ReportFiles, dir: string): string {

@@ -295,6 +295,9 @@ describe('indexbot backtest sweep', () => {
       );
       expect(r.stderr).not.toContain('indexbot:');
       expect(r.status).toBe(0);
+      // Four days: CAGR and Sharpe marked as a single run's table marks them (found by trial 22: the sweep said nothing).
+      expect(r.stdout).toMatch(/ CAGR \(!\) +Sharpe \(!\) /);
+      expect(r.stdout).toMatch(/\n\(!\) the window is \d+\.\d days, under 90: CAGR and Sharpe annualise it and say little\nreports: /);
       return readdirSync(join(out, String(workers))).sort();
     };
     const serial = sweep(1);
@@ -308,6 +311,8 @@ describe('indexbot backtest sweep', () => {
     expect(comparison(1).swept).toEqual({ notionalUsd: [50, 150, 100] });
     const html = readFileSync(join(out, '2', 'sweep.html'), 'utf8');
     expect(html).not.toContain('<script src=');
+    expect(html).toContain('<th data-col="3">CAGR (!)</th><th data-col="4">Sharpe (!)</th>');
+    expect(html).toMatch(/<p id="window-warning">\(!\) the window is \d+\.\d days, under 90/);
     if (!existsSync(CHROMIUM)) return;
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });

@@ -109,7 +109,8 @@ export function registerStatusCommand(program: Command): void {
           process.stdout.write(fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
           process.exitCode = fresh ? 0 : 1;
         } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
-        else process.stdout.write(render(status));
+        // A command it advises names what this status was read from: without them it would read another database.
+        else process.stdout.write(render(status, [flags.config === undefined ? '' : ` --config ${flags.config}`, ` --db ${db}`].join('')));
       } finally {
         store.close();
       }
@@ -138,7 +139,7 @@ function tryConfigDb(flags: ConfigFlags, strict: boolean): string | undefined {
 
 const age = (s: number | null) => (s === null ? 'never' : s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`);
 
-function render(s: ReturnType<typeof collectStatus>): string {
+function render(s: ReturnType<typeof collectStatus>, commandArgs: string): string {
   const beat = s.heartbeat
     ? `heartbeat: ${'lastStreamReadAt' in s.heartbeat ? 'last event-stream read' : 'last successful poll'} ${age(s.heartbeat.ageS)}`
     : 'heartbeat: no successful poll nor event-stream read yet';
@@ -172,7 +173,7 @@ function render(s: ReturnType<typeof collectStatus>): string {
   lines.push('', 'Strategies (paper accounts at the latest cached prices)');
   if (s.strategies.length === 0) lines.push('  none');
   for (const st of s.strategies) {
-    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (${retryHint(st.strategy, s.daemon)})` : ''}`;
+    const parked = `${st.paused ? '  PAUSED' : ''}${st.parked > 0 ? `  PARKED ${st.parked} (${retryHint(st.strategy, s.daemon, commandArgs)})` : ''}`;
     lines.push(
       `  ${st.strategy.padEnd(22)} seq ${st.cursor}  equity ${st.equity.toFixed(2)}  P&L ${st.pnlUsd >= 0 ? '+' : ''}${st.pnlUsd.toFixed(2)} USD  cash ${st.cash.toFixed(2)}  fills ${st.fills}  alerts ${st.alerts}${parked}`,
     );
@@ -213,8 +214,8 @@ function daemonStatus(store: SnapshotStore): { pid: number | null; http?: { url:
 }
 
 /** How to retry a strategy's parked events: the command takes the database's lock, so while a process holds it, through that process. */
-function retryHint(strategy: string, daemon: ReturnType<typeof daemonStatus>): string {
-  const command = `indexbot strategies retry ${strategy}`;
+function retryHint(strategy: string, daemon: ReturnType<typeof daemonStatus>, commandArgs: string): string {
+  const command = `indexbot strategies retry ${strategy}${commandArgs}`;
   if (daemon.pid === null) return command;
   const route = `/api/v1/strategies/${encodeURIComponent(strategy)}/retry`;
   if (daemon.http?.url === null) return `pid ${daemon.pid} runs on this database with no --http face: stop it and run ${command}, or restart it with --http to retry while it runs`;

@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { ConfigError, UsageError } from '../core/index.ts';
+import { ConfigError, StoreError, UsageError } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
 import { loggerFor, withConfigFlags } from './options.ts';
@@ -38,6 +39,8 @@ export function registerStrategiesCommand(program: Command): void {
     flags.strategy ??= name;
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
+    // Nothing to retry where there is no database, and none is made there (a mistyped --db would be left behind).
+    if (!existsSync(config.db)) throw new StoreError(`no database at ${config.db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
     const lock = RunLock.acquire(config.db);
     const store = SnapshotStore.open(config.db);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/cli/doctor-command.ts';
@@ -24,6 +24,14 @@ describe('reads that must not mislead', () => {
     const after = SnapshotStore.open(db, { readonly: true });
     expect(after.strategies.parked()).toHaveLength(parked);
     after.close();
+  });
+
+  it('strategies retry at a path with no database says so, exits 78 and makes nothing there (found by trial 23: it left an empty database behind)', () => {
+    const db = join(dirname(tempDbPath()), 'typo', 'bot.db');
+    const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', 'always-throws', '--db', db, '--strategies', 'test/fixtures/strategies/mixed'], { encoding: 'utf8' });
+    expect(retry.stderr).toBe(`indexbot: no database at ${db}: pass the --db (or --config) the daemon runs with [STORE_UNAVAILABLE]\n`);
+    expect(retry.status).toBe(78);
+    expect(existsSync(dirname(db))).toBe(false);
   });
 
   it('strategies retry takes the name as the dashboard and Telegram do, or as --strategy (found by a trial: "too many arguments")', () => {

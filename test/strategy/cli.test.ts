@@ -15,7 +15,8 @@ describe('indexbot status and strategies commands', () => {
     expect(byName['always-throws']).toMatchObject({ parked: 2, cursor: 2, pnlUsd: 0, equity: 10_000 });
     expect(byName.counting).toMatchObject({ parked: 0, cursor: 2 });
     const text = execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
-    expect(text).toMatch(/always-throws .*PARKED 2 \(indexbot strategies retry always-throws\)\n/);
+    // The command names the database this status was read from (found by trial 23: without it, it read another).
+    expect(text).toContain(`PARKED 2 (indexbot strategies retry always-throws --db ${db})\n`);
     // While a process holds the database (this one, here), the command would be refused: the hint is its HTTP face.
     const lock = RunLock.acquire(db);
     const statusLine = () =>
@@ -30,23 +31,23 @@ describe('indexbot status and strategies commands', () => {
     try {
       // An older indexbot records no face: the route, wherever it is.
       expect(statusLine()).toContain(
-        `PARKED 2 (pid ${process.pid} runs on this database: POST /api/v1/strategies/always-throws/retry on its --http face, or stop it and run indexbot strategies retry always-throws)`,
+        `PARKED 2 (pid ${process.pid} runs on this database: POST /api/v1/strategies/always-throws/retry on its --http face, or stop it and run indexbot strategies retry always-throws --db ${db})`,
       );
       // Started with --http (and a token): the request to send, ready to paste (found by trial 22: no address, and a 415 without the content type).
       face({ url: 'http://127.0.0.1:9464/', token: true });
       expect(statusLine()).toContain(
-        `(pid ${process.pid} runs on this database: curl -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer <http.token>' http://127.0.0.1:9464/api/v1/strategies/always-throws/retry, or stop it and run indexbot strategies retry always-throws)`,
+        `(pid ${process.pid} runs on this database: curl -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer <http.token>' http://127.0.0.1:9464/api/v1/strategies/always-throws/retry, or stop it and run indexbot strategies retry always-throws --db ${db})`,
       );
       // Without one, the route does not exist: nothing to retry through while it runs.
       face({ url: null, token: false });
       expect(statusLine()).toContain(
-        `(pid ${process.pid} runs on this database with no --http face: stop it and run indexbot strategies retry always-throws, or restart it with --http to retry while it runs)`,
+        `(pid ${process.pid} runs on this database with no --http face: stop it and run indexbot strategies retry always-throws --db ${db}, or restart it with --http to retry while it runs)`,
       );
     } finally {
       lock.release();
     }
     // The record of a process that is gone says nothing.
-    expect(statusLine()).toMatch(/PARKED 2 \(indexbot strategies retry always-throws\)$/);
+    expect(statusLine()).toMatch(/PARKED 2 \(indexbot strategies retry always-throws --db \S+\)$/);
 
     const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/mixed', '--strategy', 'always-throws'], {
       encoding: 'utf8',

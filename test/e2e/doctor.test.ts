@@ -29,7 +29,7 @@ describe('indexbot doctor against the sandbox', () => {
     const config = sandboxConfig(sandbox, tempDbPath(), {});
     const r = await doctor(['--config', config, '--db', join(dir, 'nothing.db')], { INDEXBOT_API_KEY: healthy.key });
     expect(r.out).toContain(
-      `WARN  database         no database at ${join(dir, 'nothing.db')} yet (doctor made none): the first \`indexbot run\` makes it, in ${dirname(dir)} (writable); check the path if you expected one`,
+      `WARN  database         no database at ${join(dir, 'nothing.db')} yet (doctor made none): the first \`indexbot run\` makes it and its folders (${dirname(dir)} is writable); check the path if you expected one`,
     );
     expect(r.out).toContain('PASS  credentials      API key accepted');
     expect(existsSync(dir)).toBe(false);

@@ -245,7 +245,9 @@ export class HttpServer {
         json(res, 200, { strategy: name, paused: false, changed: c.strategies.resume(strategy(name!)) });
       }),
       post('/api/v1/strategies/:name/retry', /^\/api\/v1\/strategies\/([^/]+)\/retry$/, async (_req, res, _url, [name]) => {
-        json(res, 200, { strategy: name, delivered: await c.strategies.retryParked(strategy(name!)) });
+        const delivered = await c.strategies.retryParked(strategy(name!));
+        // What failed again stays parked: said, as the CLI's retry says it.
+        json(res, 200, { strategy: name, delivered, stillParked: c.store.strategies.parked(name!).length });
       }),
       post('/api/v1/alerts/test', /^\/api\/v1\/alerts\/test$/, async (_req, res) => json(res, 200, { sinks: await c.sendTestAlert() })),
     ];

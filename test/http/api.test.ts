@@ -212,7 +212,7 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     for (const id of ids) expect(alertsFor(id)).toEqual([{ event_id: announcedFor(id)!.id }]);
     expect((await post(`${d.url}/api/v1/strategies/nope/pause`)).status).toBe(404);
     const retry = await post(`${d.url}/api/v1/strategies/rebalance-alert/retry`);
-    expect(await retry.json()).toEqual({ strategy: 'rebalance-alert', delivered: 0 });
+    expect(await retry.json()).toEqual({ strategy: 'rebalance-alert', delivered: 0, stillParked: 0 });
     expect(await (await post(`${d.url}/api/v1/alerts/test`)).json()).toEqual({ sinks: [] });
   });
 

@@ -57,7 +57,11 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       } catch {
         throw new StoreError(`no database at ${config.db}, and ${beside} is not writable: \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
       }
-      add('WARN', 'database', `no database at ${config.db} yet (doctor made none): the first \`indexbot run\` makes it${beside === dirname(resolve(config.db)) ? '' : ' and its folders'} (${beside} is writable); check the path if you expected one`);
+      add(
+        'WARN',
+        'database',
+        `no database at ${config.db} yet (doctor made none): the first \`indexbot run\` makes it${beside === dirname(resolve(config.db)) ? '' : ' and its folders'} (${beside} is writable); check the path if you expected one`,
+      );
       // The server check keeps what a sign-in gives in memory only.
       store = SnapshotStore.open(':memory:');
     }

@@ -42,7 +42,8 @@ export function registerStrategiesCommand(program: Command): void {
     // Nothing to retry where there is no database, and none is made there (a mistyped --db would be left behind).
     if (!existsSync(config.db)) throw new StoreError(`no database at ${config.db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
-    const lock = RunLock.acquire(config.db);
+    // Another --db would retry nothing: the running process is the way, or its stop.
+    const lock = RunLock.acquire(config.db, `retry through it (\`indexbot status --db ${config.db}\` prints the request for its --http face), or stop it first`);
     const store = SnapshotStore.open(config.db);
     try {
       const parked = store.strategies.parked(flags.strategy);

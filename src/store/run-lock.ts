@@ -19,7 +19,8 @@ export class RunLock {
     private readonly pidPath: string,
   ) {}
 
-  static acquire(dbPath: string): RunLock {
+  /** `remedy`: what a command refused because another process holds the database should do instead. */
+  static acquire(dbPath: string, remedy = 'stop it first or use another --db'): RunLock {
     const path = `${dbPath}.lock`;
     const pidPath = `${path}.pid`;
     // Taken before the store opens (and creates the directory), so it makes the directory too.
@@ -43,7 +44,7 @@ export class RunLock {
       const code = (e as { code?: string }).code ?? '';
       if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
         const holder = holderPid(pidPath);
-        throw new StoreError(`another indexbot (${holder === undefined ? 'pid not yet written' : `pid ${holder}`}) is already running on ${dbPath}; stop it first or use another --db`, 'STORE_LOCKED');
+        throw new StoreError(`another indexbot (${holder === undefined ? 'pid not yet written' : `pid ${holder}`}) is already running on ${dbPath}; ${remedy}`, 'STORE_LOCKED');
       }
       if (code === 'SQLITE_NOTADB') {
         throw new StoreError(`${path} is not indexbot's lock (an older indexbot's?); if no indexbot runs on ${dbPath}, delete it`, 'STORE_LOCKED');

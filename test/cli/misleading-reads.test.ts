@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/cli/doctor-command.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { SnapshotStore } from '../../src/store/index.ts';
+import { RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { databaseWithParkedEvents } from '../helpers/parked.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -32,6 +32,20 @@ describe('reads that must not mislead', () => {
     expect(retry.stderr).toBe(`indexbot: no database at ${db}: pass the --db (or --config) the daemon runs with [STORE_UNAVAILABLE]\n`);
     expect(retry.status).toBe(78);
     expect(existsSync(dirname(db))).toBe(false);
+  });
+
+  it('strategies retry while a daemon holds the database points at retrying through it, not at another --db (found by trial 23)', async () => {
+    const db = await databaseWithParkedEvents('test/fixtures/strategies/mixed', 1);
+    const lock = RunLock.acquire(db);
+    try {
+      const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', 'always-throws', '--db', db, '--strategies', 'test/fixtures/strategies/mixed'], { encoding: 'utf8' });
+      expect(retry.stderr).toBe(
+        `indexbot: another indexbot (pid ${process.pid}) is already running on ${db}; retry through it (\`indexbot status --db ${db}\` prints the request for its --http face), or stop it first [STORE_LOCKED]\n`,
+      );
+      expect(retry.status).toBe(78);
+    } finally {
+      lock.release();
+    }
   });
 
   it('strategies retry takes the name as the dashboard and Telegram do, or as --strategy (found by a trial: "too many arguments")', () => {

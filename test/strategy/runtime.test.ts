@@ -31,6 +31,30 @@ async function runtimeFor(dir: string, store: SnapshotStore, extra: Partial<Cons
   return { runtime: new StrategyRuntime({ store, strategies, logger, maxAttempts: 2, retryBaseMs: 1, startedAt: T0 + 1_000, ...extra }), lines };
 }
 
+/**
+ * As a runner hands events on: each appended, announced, and `passed` awaited before the next.
+ * No timer fires until the stop (fake timers), so only the strategies' progress can answer.
+ */
+async function handOnOneByOne(store: SnapshotStore, runtime: StrategyRuntime, count: number, afterEach: (seq: number) => void = () => {}, beforeStop: () => void = () => {}) {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    runtime.start();
+    for (let seq = 1; seq <= count; seq++) {
+      store.appendEvents([announced(seq)]);
+      runtime.notify();
+      await runtime.passed(seq);
+      afterEach(seq);
+    }
+    beforeStop();
+    // Stopping waits out a backoff in hand.
+    const stopped = runtime.stop();
+    await vi.runAllTimersAsync();
+    await stopped;
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('StrategyRuntime', () => {
   it('parks the events of a strategy that always throws, while the others go on', async () => {
     const store = SnapshotStore.open(tempDbPath());
@@ -320,21 +344,8 @@ describe('StrategyRuntime', () => {
   it('passed() answers once the strategies are done with the event, not at a polling tick: a runner hands on its events one at a time', { timeout: 10_000 }, async () => {
     const store = SnapshotStore.open(tempDbPath());
     const { runtime } = await runtimeFor('counting', store);
-    // No timer fires: only the strategies' progress can answer.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      runtime.start();
-      for (let i = 1; i <= 50; i++) {
-        store.appendEvents([announced(i)]);
-        runtime.notify();
-        await runtime.passed(i);
-        expect(store.cursor(consumerOf('counting'))).toBe(i);
-      }
-      await runtime.stop();
-    } finally {
-      vi.useRealTimers();
-      store.close();
-    }
+    await handOnOneByOne(store, runtime, 50, (seq) => expect(store.cursor(consumerOf('counting'))).toBe(seq));
+    store.close();
   });
 
   it('passed() does not wait for a strategy backing off between tries of a failed event: a broken strategy holds up no other on a runner', { timeout: 10_000 }, async () => {
@@ -358,25 +369,12 @@ describe('StrategyRuntime', () => {
     ];
     // Each failed try waits a minute before the next: no timer fires here, so only the exemption lets the runner go on.
     const runtime = new StrategyRuntime({ store, strategies, maxAttempts: 3, retryBaseMs: 60_000, startedAt: T0 + 1_000 });
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      runtime.start();
-      for (let i = 1; i <= 5; i++) {
-        store.appendEvents([announced(i)]);
-        runtime.notify();
-        await runtime.passed(i);
-      }
+    await handOnOneByOne(store, runtime, 5, undefined, () => {
       expect(seen).toEqual([1, 2, 3, 4, 5]);
       // The broken one is still on its first event, between tries; nothing of it was parked or skipped.
       expect(store.cursor(consumerOf('broken'))).toBe(0);
       expect(store.strategies.parked('broken')).toEqual([]);
-      // Stopping waits out the backoff in hand.
-      const stopped = runtime.stop();
-      await vi.runAllTimersAsync();
-      await stopped;
-    } finally {
-      vi.useRealTimers();
-      store.close();
-    }
+    });
+    store.close();
   });
 });

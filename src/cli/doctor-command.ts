@@ -44,7 +44,9 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   let store: SnapshotStore | undefined;
   try {
     let beside = dirname(config.db);
+    let size = 0;
     if (existsSync(config.db)) {
+      size = statSync(config.db).size;
       store = SnapshotStore.open(config.db);
       const integrity = store.integrityCheck();
       store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
@@ -68,7 +70,6 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     const { bavail, bsize } = statfsSync(beside);
     const free = bavail * bsize;
     const retention = config.retentionDays > 0 ? `snapshots kept ${config.retentionDays} days` : 'retentionDays 0: snapshots are never pruned';
-    const size = existsSync(config.db) ? statSync(config.db).size : 0;
     add(free < MIN_FREE_BYTES ? 'WARN' : 'PASS', 'disk', `${gib(free)} free beside the database (file ${gib(size)}; ${retention})`);
   } catch (e) {
     add('FAIL', 'database', explain(e));

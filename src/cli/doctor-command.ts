@@ -46,11 +46,11 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     let beside = dirname(config.db);
     let size = 0;
     if (existsSync(config.db)) {
-      size = statSync(config.db).size;
       store = SnapshotStore.open(config.db);
       const integrity = store.integrityCheck();
       store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
       add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+      size = statSync(config.db).size;
     } else {
       // Nothing is made at a path with no database (a mistyped --db would be left behind): `run` makes it.
       beside = nearestDirectory(dirname(resolve(config.db)));

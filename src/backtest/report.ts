@@ -108,6 +108,24 @@ function narrowedRange(r: Pick<BacktestResult, 'settings' | 'requested'>): strin
 
 export type BacktestReport = ReturnType<typeof buildReport>;
 
+/**
+ * A report without its lists of fills, refused orders and alerts, which grow with the run
+ * (report.json keeps them): what a sweep's comparison reads of each run. 16 parsed reports of
+ * a 40-index, 4-year run held 16 lists of 49,680 fills.
+ */
+export type ReportSummary = Omit<BacktestReport, 'fills' | 'rejections' | 'alerts'> & {
+  fills: Omit<BacktestReport['fills'], 'list'>;
+  rejections: Omit<BacktestReport['rejections'], 'list'>;
+  alerts: Omit<BacktestReport['alerts'], 'list'>;
+};
+
+export function reportSummary(report: BacktestReport): ReportSummary {
+  const { list: _fills, ...fills } = report.fills;
+  const { list: _rejections, ...rejections } = report.rejections;
+  const { list: _alerts, ...alerts } = report.alerts;
+  return { ...report, fills, rejections, alerts };
+}
+
 /** An instrument key of the report as people read it (the key itself where the report names no label). */
 export function labelOf(report: Pick<BacktestReport, 'labels'>, instrument: string): string {
   return report.labels[instrument] ?? instrument;

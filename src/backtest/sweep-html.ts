@@ -1,5 +1,5 @@
 import { escapeHtml, uplot } from './html.ts';
-import type { BacktestReport } from './report.ts';
+import type { BacktestReport, ReportSummary } from './report.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
@@ -21,7 +21,7 @@ export interface SweepRow {
   fillsHash: string;
 }
 
-export function sweepRow(report: BacktestReport): SweepRow {
+export function sweepRow(report: ReportSummary): SweepRow {
   const m = report.metrics;
   return {
     runId: report.runId,
@@ -57,7 +57,7 @@ export interface SweepFile {
 }
 
 /** The whole `sweep.json` of the runs' reports, in the runs' order. */
-export function sweepFile(reports: readonly BacktestReport[], made: { createdAt: string; indexbotVersion: string }): SweepFile {
+export function sweepFile(reports: readonly ReportSummary[], made: { createdAt: string; indexbotVersion: string }): SweepFile {
   const { name, file, sourceHash } = reports[0]!.strategy;
   return {
     format: SWEEP_FORMAT,
@@ -112,7 +112,7 @@ export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: nev
  * A sweep's column headings, and the warning its runs share (one range for all): when the
  * window is short, CAGR and Sharpe are marked (!) as a single run's table marks them.
  */
-export function sweepHeadings(reports: readonly BacktestReport[]): { labels: string[]; warning: string | undefined } {
+export function sweepHeadings(reports: readonly ReportSummary[]): { labels: string[]; warning: string | undefined } {
   const first = reports[0];
   const warning = first && isShortWindow(first) ? first.warnings[0] : undefined;
   return { labels: SWEEP_COLUMNS.map(([key, label]) => (warning && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warning };
@@ -122,7 +122,7 @@ export function sweepHeadings(reports: readonly BacktestReport[]): { labels: str
  * A sweep's comparison page, one file with uPlot inlined: a table of every run's figures
  * (click a heading to sort by it) and their equity curves on one chart.
  */
-export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonly BacktestReport[]): string {
+export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonly ReportSummary[]): string {
   const { js, css } = uplot();
   const swept = sweptParams(reports.map((r) => r.strategy.params));
   const rows = sweptOnly(allParams, swept);

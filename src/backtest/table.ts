@@ -54,7 +54,7 @@ export function metricRows(m: Metrics): MetricRow[] {
   ];
 }
 
-export const isShortWindow = (report: BacktestReport) => report.warnings.some((w) => w.startsWith('the window is'));
+export const isShortWindow = (report: Pick<BacktestReport, 'warnings'>) => report.warnings.some((w) => w.startsWith('the window is'));
 
 /** Year x month grid of returns, with the year's compounded return last. */
 export function monthlyGrid(monthly: BacktestReport['monthlyReturns']): { year: string; months: (number | null)[]; total: number }[] {

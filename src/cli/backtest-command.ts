@@ -8,6 +8,11 @@ import {
   type BacktestReport,
   MAX_WORKERS,
   type ReportFiles,
+  type ReportSummary,
+  buildReport,
+  renderHtml,
+  reportJson,
+  reportSummary,
   defaultMaxGapMs,
   edgeGaps,
   SWEEP_COLUMNS,
@@ -17,7 +22,6 @@ import {
   sweepHeadings,
   sweptOnly,
   renderTable,
-  reportFiles,
   runBacktest,
   runSweep,
   sweepFile,
@@ -181,12 +185,18 @@ export function registerBacktestCommand(program: Command): void {
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { held: _held, ...common } = backtestInputs(flags, config, cache, logger, strategy);
-      let files: ReportFiles[];
-      if (runs.length === 1) files = [reportFiles(await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress })))];
-      else {
+      let written: Written[];
+      if (runs.length === 1) {
+        // The report object is kept for the table: reading report.json back held a second copy of every fill.
+        const report = buildReport(await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress })));
+        const files = { json: reportJson(report), html: renderHtml(report) };
+        const run = { report, json: files.json, dir: writeReport(files, flags.out ?? join('data', 'backtests', report.runId)) };
+        process.stdout.write(describeRun(run, flags.json));
+        written = [run];
+      } else {
         // Each run on a worker thread reading the cache file read-only, its report made there; the same bytes as one after another.
         const { cache: _cache, logger: _logger, ...settings } = common;
-        files = await runSweep({
+        const files = await runSweep({
           db: config.db,
           settings,
           jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
@@ -195,11 +205,11 @@ export function registerBacktestCommand(program: Command): void {
           onRun: (done, total) => logger.info({ done, total }, `sweep: ${done} of ${total} runs done`),
           output: 'report',
         });
+        const reports = files.map((f) => reportSummary(JSON.parse(f.json) as BacktestReport));
+        const sweepDir = flags.out ?? join('data', 'backtests', `sweep_${stableHash(reports.map((r) => r.runId)).slice(0, 12)}`);
+        written = files.map((f, i) => ({ report: reports[i]!, json: f.json, dir: writeReport(f, join(sweepDir, reports[i]!.runId)) }));
+        process.stdout.write(writeSweep(written, sweepDir, flags.json));
       }
-      const reports = files.map((f) => JSON.parse(f.json) as BacktestReport);
-      const sweepDir = flags.out ?? join('data', 'backtests', runs.length > 1 ? `sweep_${stableHash(reports.map((r) => r.runId)).slice(0, 12)}` : reports[0]!.runId);
-      const written = files.map((f, i): Written => ({ report: reports[i]!, json: f.json, dir: writeReport(f, runs.length > 1 ? join(sweepDir, reports[i]!.runId) : sweepDir) }));
-      process.stdout.write(runs.length === 1 ? describeRun(written[0]!, flags.json) : writeSweep(written, sweepDir, flags.json));
       // A run whose handler failed is written and shown, then fails the command: its figures miss what the handler would have done.
       const failed = written.filter(({ report }) => report.events.parked.count > 0).map(({ report }) => report);
       failOnHandlerErrors(
@@ -410,14 +420,14 @@ async function withProgress<T>(label: string, logger: Logger, run: (onProgress: 
   }
 }
 
-/** A run's report as written: its text, and read back for the tables. */
-interface Written {
-  report: BacktestReport;
+/** A run's report as written: its text, and the report (a sweep's run: its summary) for the tables. */
+interface Written<R extends ReportSummary = ReportSummary> {
+  report: R;
   json: string;
   dir: string;
 }
 
-function describeRun({ report, json: text, dir }: Written, json: boolean | undefined): string {
+function describeRun({ report, json: text, dir }: Written<BacktestReport>, json: boolean | undefined): string {
   return json ? text : `${renderTable(report)}report: ${join(dir, 'report.html')}\n`;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { amount, buildReport, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
+import { PAGE_TRADES, amount, buildReport, chartData, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -90,6 +90,27 @@ describe('report: refused orders, open positions, a short window', () => {
     expect(section).toContain('token:T0 ');
     expect(section).toContain('token:T16 ');
     expect(section).toMatch(/135\.89\n… 2 more in report\.json and report\.html/);
+  });
+
+  it('lists and marks only the last PAGE_TRADES trades on the page, saying so; report.json keeps every fill', async () => {
+    const r = await report('announce-buyer');
+    const fill = r.fills.list[0]!;
+    const count = PAGE_TRADES + 500;
+    const list = Array.from({ length: count }, (_, n) => ({ ...fill, at: new Date(T0 + n * 60_000).toISOString(), quantity: n + 1 }));
+    const many = { ...r, fills: { ...r.fills, count, list } };
+    const html = renderHtml(many);
+    expect(html).toContain(`<h2>Trades: ${count}</h2>`);
+    expect(html).toContain(`The last ${PAGE_TRADES}, also the only ones marked on the chart; report.json lists all ${count}.`);
+    const rows = html.match(/<table class="trades">.*?<\/table>/s)![0].match(/<tr>/g)!;
+    expect(rows).toHaveLength(PAGE_TRADES + 1);
+    // The last fill is on the page, the first is not.
+    expect(html).toContain(`<td>${amount(count)}</td>`);
+    expect(html).not.toContain(`<th>${list[0]!.at.slice(0, 16).replace('T', ' ')}</th>`);
+    const markers = chartData(many).markers;
+    expect(markers).toHaveLength(PAGE_TRADES);
+    expect(markers.at(-1)!.t).toBe(Date.parse(list.at(-1)!.at) / 1000);
+    // A run with few fills lists them all, with no note.
+    expect(renderHtml(r)).not.toContain('also the only ones marked');
   });
 
   it('shows quantities and prices to six significant digits, never rounded to zero or in exponent form', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGE_TRADES, amount, buildReport, chartData, renderHtml, renderTable, runBacktest } from '../../src/backtest/index.ts';
+import { PAGE_TRADES, amount, buildReport, chartData, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -111,6 +111,29 @@ describe('report: refused orders, open positions, a short window', () => {
     expect(markers.at(-1)!.t).toBe(Date.parse(list.at(-1)!.at) / 1000);
     // A run with few fills lists them all, with no note.
     expect(renderHtml(r)).not.toContain('also the only ones marked');
+  });
+
+  it('writes report.json a piece at a time, the same bytes as JSON.stringify, with no piece much longer than 64 KiB', async () => {
+    const refused = await report('reject-and-hold');
+    const fill = refused.fills.list[0]!;
+    const count = 3_000;
+    const list = Array.from({ length: count }, (_, n) => ({ ...fill, at: new Date(T0 + n * 60_000).toISOString(), quantity: n + 1 }));
+    const alerts = { count: 2, list: [{ at: new Date(T0).toISOString(), message: 'a\n"quoted"', data: { nested: [1, { deep: true }] }, eventId: 'e1' }, { at: null, message: 'b', data: null, eventId: 'e2' }] };
+    const cases = [
+      refused,
+      { ...refused, fills: { ...refused.fills, count, list }, alerts },
+      { ...refused, fills: { ...refused.fills, count: 0, list: [] }, rejections: { ...refused.rejections, count: 0, list: [] } },
+      // A param holding what stands for a list in the text around them: the whole text, still the same bytes.
+      { ...refused, strategy: { ...refused.strategy, params: { note: '\u0000fills\u0000' } } },
+    ];
+    for (const r of cases) {
+      const chunks = [...reportJsonChunks(r)];
+      expect(chunks.join('')).toBe(`${JSON.stringify(r, null, 1)}\n`);
+      expect(JSON.parse(chunks.join(''))).toEqual(JSON.parse(JSON.stringify(r)));
+    }
+    const pieces = [...reportJsonChunks(cases[1]!)];
+    expect(pieces.length).toBeGreaterThan(5);
+    for (const piece of pieces) expect(piece.length).toBeLessThan(64 * 1024 + 1_000);
   });
 
   it('shows quantities and prices to six significant digits, never rounded to zero or in exponent form', () => {

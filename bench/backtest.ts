@@ -6,6 +6,8 @@
  *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
  * - rebalance-front-run: the example strategy, with its default params;
+ * - the backtest command: `indexbot backtest` of rebalance-front-run over 10x1 and 40x4 from
+ *   this checkout's bin, report files written, its peak RSS (a module preloaded reads it at exit);
  * - a 16-set sweep of rebalance-front-run over 10x1 and over 10x4, on one thread and on one
  *   per core (each in its own process, with its peak RSS), each run's report.json and
  *   report.html made as `backtest --grid` makes them; the summary's speed-up is the lower of
@@ -22,9 +24,9 @@
  *   other from what they lose at their start.
  * Ends with one `backtest-summary` line for scripts.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -280,6 +282,28 @@ async function warmThread(o: { path: string; indexes: number; years: number }): 
   parentPort!.postMessage('ready');
 }
 
+/**
+ * `indexbot backtest` of rebalance-front-run as a user runs it (this checkout's bin, so the
+ * source through tsx), report.json and report.html written: what the replay rows leave out.
+ */
+function backtestCommand(path: string, indexes: number, years: number): { seconds: number; rssMiB: number; reportMiB: number } {
+  const out = mkdtempSync(join(tmpdir(), 'indexbot-backtest-out-'));
+  try {
+    const args = ['--db', path, '--strategy', fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url)), '--indexes', indexesOf(indexes).join(',')];
+    args.push('--from', new Date(FROM).toISOString(), '--to', new Date(endOf(years)).toISOString(), '--cash', '1000000', '--out', out, '--log-level', 'warn');
+    const t = performance.now();
+    const run = spawnSync(process.execPath, ['--import', fileURLToPath(new URL('./peak-rss.mjs', import.meta.url)), fileURLToPath(new URL('../bin/indexbot.js', import.meta.url)), 'backtest', ...args], {
+      encoding: 'utf8',
+    });
+    const seconds = (performance.now() - t) / 1000;
+    const peak = /peak-rss-kib (\d+)/.exec(run.stderr)?.[1];
+    if (run.status !== 0 || peak === undefined) throw new Error(`indexbot backtest exited ${run.status}: ${run.stderr.trim()}`);
+    return { seconds, rssMiB: Number(peak) / 1024, reportMiB: statSync(join(out, 'report.json')).size / 2 ** 20 };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
 const CHILD_ARGS = ['--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
@@ -323,6 +347,13 @@ export async function run(): Promise<void> {
         if (indexes === 40 && years === 4) summary.rss_40x4_mib = String(Math.max(Number(summary.rss_40x4_mib ?? 0), Math.round(r.rssMiB)));
         if (name !== 'noop' && indexes === 40 && years === 1) summary.frontrun_40x1_s = r.seconds.toFixed(1);
       }
+    }
+    {
+      const [small, large] = [backtestCommand(path, 10, 1), backtestCommand(path, 40, 4)];
+      console.log(
+        `  indexbot backtest rebalance-front-run, report files written (the whole command: start, replay, report): 10x1 ${small.seconds.toFixed(1)} s, peak RSS ${small.rssMiB.toFixed(0)} MiB (report.json ${small.reportMiB.toFixed(1)} MiB); 40x4 ${large.seconds.toFixed(1)} s, peak RSS ${large.rssMiB.toFixed(0)} MiB (report.json ${large.reportMiB.toFixed(1)} MiB); ${(large.rssMiB / small.rssMiB).toFixed(2)}x`,
+      );
+      summary.rss_40x4_mib = String(Math.max(Number(summary.rss_40x4_mib ?? 0), Math.round(large.rssMiB)));
     }
     // In its own process too: the sweep loads the strategy file, whose `indexbot` import resolves to src/ only under the condition the children get.
     // Two sizes: short runs (10x1, about half a second each) show what each thread's start

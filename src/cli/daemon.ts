@@ -71,7 +71,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     store = SnapshotStore.open(config.db);
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
     else claimFromDemo(store);
-    const faces = new RemoteFaces(config, logger);
+    // A collector (no strategies) publishes its events to the stream.
+    const faces = new RemoteFaces(config, logger, { streamWriter: options.withoutStrategies });
     started.push(() => faces.stop());
     await faces.listen();
     shared = await openSharedBudgets(config, logger);

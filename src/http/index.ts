@@ -3,7 +3,7 @@ import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { HTTP_FACE, type HttpFaceRecord } from '../store/index.ts';
-import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat, publishedCursor } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { type BotControl, HttpServer } from './server.ts';
@@ -30,13 +30,16 @@ export class RemoteFaces {
   /** Where the HTTP server listens, once started. */
   url: string | undefined;
 
-  /** @param o.streamReader A runner's faces: its metrics include the event stream's gauges. */
+  /**
+   * @param o.streamReader A runner's faces: its metrics include the event stream's gauges.
+   * @param o.streamWriter A collector's: its metrics include the events it has not published.
+   */
   constructor(
     private readonly config: Config,
     private readonly logger: Logger,
-    o: { streamReader?: boolean } = {},
+    o: { streamReader?: boolean; streamWriter?: boolean } = {},
   ) {
-    this.metrics = config.http ? new DaemonMetrics({ streamReader: o.streamReader }) : undefined;
+    this.metrics = config.http ? new DaemonMetrics(o) : undefined;
     this.stream = config.http ? new EventStream() : undefined;
   }
 
@@ -100,6 +103,8 @@ export class RemoteFaces {
         dbPath: control.store.path,
         lastEventSeq: () => control.store.lastEventSeq(),
         streamRead: () => control.store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT),
+        // Seqs have no gaps: the difference counts the events.
+        unpublishedEvents: () => Math.max(0, control.store.lastEventSeq() - control.store.cursor(publishedCursor())),
         now: Date.now,
       });
       this.server.serve(control);

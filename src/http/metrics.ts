@@ -16,6 +16,8 @@ export interface MetricSources {
   lastEventSeq(): number;
   /** A runner's last answered read of the event stream (none for a role that polls). */
   streamRead(): { value: StreamHeartbeat; updatedAt: number } | undefined;
+  /** A collector's events in the log after the last one it published to the event stream. */
+  unpublishedEvents(): number;
   now(): number;
 }
 
@@ -47,9 +49,11 @@ export class DaemonMetrics {
   /**
    * @param o.streamReader A runner, which reads the event stream: only its registry has the
    * stream's gauges (a collector's or a single process's read 0, as if fresh). @default false
+   * @param o.streamWriter A collector, which publishes its events to the stream: only its
+   * registry has the gauge of what it has not published yet. @default false
    * @param o.startedAt When this process started. @default now
    */
-  constructor(private readonly o: { streamReader?: boolean; startedAt?: number } = {}) {
+  constructor(private readonly o: { streamReader?: boolean; streamWriter?: boolean; startedAt?: number } = {}) {
     this.startedAt = o.startedAt ?? Date.now();
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -210,6 +214,10 @@ export class DaemonMetrics {
       for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);
     });
     if (this.o.streamReader) this.defineStreamGauges(gauge);
+    if (this.o.streamWriter) {
+      // What a collector cut off from Redis holds back: its runners see none of it until it is published.
+      gauge('indexbot_event_stream_unpublished', 'Events in the log not yet published to the event stream', [], (g, s) => g.set(s.unpublishedEvents()));
+    }
     gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
     gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
       for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);

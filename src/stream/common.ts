@@ -4,6 +4,9 @@ import { type ConnectionOptions, type RedisConnection, reconnectWithinASecond } 
 export const EVENT_STREAM = 'indexbot:events';
 export const PUBLISH_BATCH = 200;
 
+/** The event log cursor of the collector's publisher: the last event seq it published to `stream`. */
+export const publishedCursor = (stream: string = EVENT_STREAM) => `stream:${stream}`;
+
 /** What a consumer group may be called: a Redis key part a person can read in `XINFO GROUPS`. */
 export const GROUP_NAME = /^[\w.:-]{1,128}$/;
 export const GROUP_NAME_RULE = "1-128 letters, digits, '.', ':', '_' or '-'";

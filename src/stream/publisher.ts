@@ -1,7 +1,7 @@
 import { IndexbotError, type Logger, silentLogger } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
-import { EVENT_STREAM, PUBLISH_BATCH, connected, streamConnectionOptions, waitOrWake } from './common.ts';
+import { EVENT_STREAM, PUBLISH_BATCH, connected, publishedCursor, streamConnectionOptions, waitOrWake } from './common.ts';
 
 export interface StreamPublisherOptions {
   store: SnapshotStore;
@@ -37,7 +37,7 @@ export class StreamPublisher {
 
   constructor(private readonly o: StreamPublisherOptions) {
     this.stream = o.stream ?? EVENT_STREAM;
-    this.consumer = `stream:${this.stream}`;
+    this.consumer = publishedCursor(this.stream);
     this.maxLen = o.maxLen ?? 100_000;
     if (!Number.isInteger(this.maxLen) || this.maxLen < 1_000 || this.maxLen > 100_000_000) {
       throw new TypeError(`Expected \`maxLen\` to be an integer from 1000 to 100000000, got \`${String(o.maxLen)}\``);

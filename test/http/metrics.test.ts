@@ -9,7 +9,7 @@ const announced = (occurredAt: number, detectedAt: number): IndexbotEvent =>
   ({ id: `rebalance.announced:sindex:rb_${occurredAt}`, type: 'rebalance.announced', indexId: 'sindex', occurredAt, detectedAt, payload: {}, seq: 1 }) as unknown as IndexbotEvent;
 
 function sources(streamRead: MetricSources['streamRead'] = () => undefined): MetricSources {
-  return { gates: () => [], jobs: () => [], strategies: () => [], outbox: () => [], dbPath: '/nonexistent', lastEventSeq: () => 0, streamRead, now: () => START + 60_000 };
+  return { gates: () => [], jobs: () => [], strategies: () => [], outbox: () => [], dbPath: '/nonexistent', lastEventSeq: () => 0, streamRead, unpublishedEvents: () => 7, now: () => START + 60_000 };
 }
 
 async function scrape(metrics: DaemonMetrics) {
@@ -58,6 +58,18 @@ describe('DaemonMetrics', () => {
     expect(sampleValue(m, 'indexbot_event_stream_lag')).toBe(4);
     expect(sampleValue(m, 'indexbot_event_stream_pending')).toBe(1);
     expect(sampleValue(m, 'indexbot_event_stream_last_read_age_seconds')).toBe(30);
+    expect(m.has('indexbot_event_stream_unpublished')).toBe(false);
+  });
+
+  it('has the gauge of events not yet published only in a collector, which publishes them', async () => {
+    const collector = new DaemonMetrics({ startedAt: START, streamWriter: true });
+    collector.bind(sources());
+    const m = await scrape(collector);
+    expect(sampleValue(m, 'indexbot_event_stream_unpublished')).toBe(7);
+    expect(m.has('indexbot_event_stream_lag')).toBe(false);
+    const single = new DaemonMetrics({ startedAt: START });
+    single.bind(sources());
+    expect((await scrape(single)).has('indexbot_event_stream_unpublished')).toBe(false);
   });
 
   it("has no stream sample before a runner's first read, nor a lag its last read could not give: 0 would read as caught up and just read", async () => {

@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorKind, IndexbotError, type Logger } from '../core/index.ts';
-import type { BacktestResult } from './replay.ts';
 import type { SharedHistory } from './recorded-history.ts';
-import type { ReportFiles, SweepJob, SweepOutput, SweepSettings } from './sweep.ts';
+import type { SweepJob, SweepOutput, SweepRunOutput, SweepSettings } from './sweep.ts';
 
 /** What a worker is given for each sweep: every job, and the counter the threads take them from. */
 export interface SweepWork {
@@ -31,7 +30,7 @@ export interface LogLine {
 /** A message back from a worker: a line logged, a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
 export type WorkerReply =
   | { log: LogLine }
-  | { index: number; ok: true; result: BacktestResult | ReportFiles }
+  | { index: number; ok: true; result: SweepRunOutput }
   | { index: number; ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string }
   | { index: null };
 
@@ -59,7 +58,7 @@ export interface WorkerRun {
 
 /** A worker thread of a session, kept between sweeps. */
 export interface PooledWorker {
-  run(work: SweepWork, finished: (index: number, result: BacktestResult | ReportFiles) => void, failed: (index: number, error: Error) => void): WorkerRun;
+  run(work: SweepWork, finished: (index: number, result: SweepRunOutput) => void, failed: (index: number, error: Error) => void): WorkerRun;
   /** Lets the history it holds go (the next sweep sends its own). */
   forget(): void;
   close(): Promise<void>;
@@ -73,7 +72,7 @@ export function startWorker(logger: Logger): PooledWorker {
   // Idle between sweeps, it never keeps the process alive; a sweep holds it while its part runs.
   worker.unref();
   let historyId: number | undefined;
-  let current: { finished: (index: number, result: BacktestResult | ReportFiles) => void; failed: (index: number, error: Error) => void; done: () => void; failedOnce: () => void } | undefined;
+  let current: { finished: (index: number, result: SweepRunOutput) => void; failed: (index: number, error: Error) => void; done: () => void; failedOnce: () => void } | undefined;
   let dead: Error | undefined;
   const end = () => {
     current = undefined;

@@ -1,11 +1,13 @@
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { type Logger, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
 import { type BacktestOptions, type BacktestResult, replayRange, runBacktest } from './replay.ts';
 import { RecordedHistory, type SharedHistory } from './recorded-history.ts';
-import { buildReport, reportJson } from './report.ts';
+import { type BacktestReport, type ReportSummary, buildReport, reportJson, reportJsonChunks, reportSummary } from './report.ts';
 import { type PooledWorker, type SweepWork, type WorkerRun, startWorker } from './sweep-pool.ts';
 
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
@@ -40,9 +42,16 @@ export interface ReportFiles {
   html: string;
 }
 
-/** What each run gives back: its whole result, or its report files. */
-export type SweepOutput = 'result' | 'report';
-type OutputOf<O extends SweepOutput> = O extends 'report' ? ReportFiles : BacktestResult;
+/**
+ * What each run gives back: its whole result; its report files; or, with `dir`, its report's
+ * summary once the thread that ran it wrote report.json and report.html to `dir/<run id>/`
+ * (no report crosses threads or waits for the others in memory, and a sweep stopped halfway
+ * keeps the runs it finished).
+ */
+export type SweepOutput = 'result' | 'report' | { dir: string };
+type OutputOf<O extends SweepOutput> = O extends 'report' ? ReportFiles : O extends { dir: string } ? ReportSummary : BacktestResult;
+/** Any run's output. */
+export type SweepRunOutput = BacktestResult | ReportFiles | ReportSummary;
 
 export const MAX_WORKERS = 64;
 
@@ -50,6 +59,26 @@ export const MAX_WORKERS = 64;
 export function reportFiles(result: BacktestResult): ReportFiles {
   const report = buildReport(result);
   return { json: reportJson(report), html: renderHtml(report) };
+}
+
+/** Writes a run's report.json (a piece at a time) and report.html to `dir`, made if missing. */
+export function writeReportFiles(report: BacktestReport, dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const fd = openSync(join(dir, 'report.json'), 'w');
+  try {
+    for (const chunk of reportJsonChunks(report)) writeSync(fd, chunk);
+  } finally {
+    closeSync(fd);
+  }
+  writeFileSync(join(dir, 'report.html'), renderHtml(report));
+}
+
+function outputOf(result: BacktestResult, output: SweepOutput): SweepRunOutput {
+  if (output === 'result') return result;
+  if (output === 'report') return reportFiles(result);
+  const report = buildReport(result);
+  writeReportFiles(report, join(output.dir, report.runId));
+  return reportSummary(report);
 }
 
 /**
@@ -86,8 +115,8 @@ export class SweepThread {
       strategy: withParams(await strategy, job.file, job.params),
       logger: logger.child({ run: index + 1, params: job.params }),
     });
-    // The report is made here, beside the run, and only its text crosses to the caller.
-    return (output === 'report' ? reportFiles(result) : result) as OutputOf<O>;
+    // The report is made here, beside the run: only its text, or its summary, crosses to the caller.
+    return outputOf(result, output) as OutputOf<O>;
   }
 
   close(): void {
@@ -106,7 +135,9 @@ export class SweepThread {
 export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
 /** Each run's report files instead of its result, made on the thread that ran it. */
 export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
-export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<(BacktestResult | ReportFiles)[]> {
+/** Each run's report summary, its files written to `dir/<run id>/` by the thread that ran it. */
+export function runSweep(o: SweepOptions & { output: { dir: string } }): Promise<ReportSummary[]>;
+export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<SweepRunOutput[]> {
   const session = new SweepSession(o);
   try {
     return await session.run(o.settings, o.jobs, { output: o.output ?? 'result', onRun: o.onRun });
@@ -138,8 +169,9 @@ export class SweepSession {
 
   run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result'; onRun?: SweepOptions['onRun'] }): Promise<BacktestResult[]>;
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report'; onRun?: SweepOptions['onRun'] }): Promise<ReportFiles[]>;
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<(BacktestResult | ReportFiles)[]>;
-  async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] } = {}): Promise<(BacktestResult | ReportFiles)[]> {
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: { dir: string }; onRun?: SweepOptions['onRun'] }): Promise<ReportSummary[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<SweepRunOutput[]>;
+  async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] } = {}): Promise<SweepRunOutput[]> {
     if (this.closed) throw new Error('this SweepSession is closed');
     if (this.busy) throw new Error('a SweepSession runs one sweep at a time');
     this.busy = true;
@@ -151,13 +183,13 @@ export class SweepSession {
     }
   }
 
-  private async sweep(settings: SweepSettings, jobs: readonly SweepJob[], output: SweepOutput, onRun: SweepOptions['onRun']): Promise<(BacktestResult | ReportFiles)[]> {
+  private async sweep(settings: SweepSettings, jobs: readonly SweepJob[], output: SweepOutput, onRun: SweepOptions['onRun']): Promise<SweepRunOutput[]> {
     const total = jobs.length;
-    const results: (BacktestResult | ReportFiles)[] = new Array(total);
+    const results: SweepRunOutput[] = new Array(total);
     const errors: { index: number; error: Error }[] = [];
     const next = new Int32Array(new SharedArrayBuffer(4));
     let done = 0;
-    const finished = (index: number, result: BacktestResult | ReportFiles) => {
+    const finished = (index: number, result: SweepRunOutput) => {
       results[index] = result;
       onRun?.(++done, total);
     };

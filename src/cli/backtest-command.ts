@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -9,9 +9,8 @@ import {
   MAX_WORKERS,
   type ReportSummary,
   buildReport,
-  renderHtml,
   reportJsonChunks,
-  reportSummary,
+  writeReportFiles,
   defaultMaxGapMs,
   edgeGaps,
   SWEEP_COLUMNS,
@@ -190,25 +189,38 @@ export function registerBacktestCommand(program: Command): void {
         // The report object is kept for the table (reading report.json back held a second copy
         // of every fill), and report.json is written a piece at a time (as one string, 20 MB for 49,680 fills).
         const report = buildReport(await withProgress('backtest', logger, (onProgress) => runBacktest({ ...common, strategy: runs[0]!, onProgress })));
-        const dir = writeReport({ json: reportJsonChunks(report), html: renderHtml(report) }, flags.out ?? join('data', 'backtests', report.runId));
+        const dir = flags.out ?? join('data', 'backtests', report.runId);
+        writeReportFiles(report, dir);
         if (flags.json) for (const chunk of reportJsonChunks(report)) process.stdout.write(chunk);
         else process.stdout.write(`${renderTable(report)}report: ${join(dir, 'report.html')}\n`);
         reports = [report];
       } else {
-        // Each run on a worker thread reading the cache file read-only, its report made there; the same bytes as one after another.
+        // Each run on a worker thread reading the cache file read-only; its report written there as
+        // soon as it ends (the same bytes as one after another), into --out, or a folder renamed
+        // for the sweep once every run id is known.
         const { cache: _cache, logger: _logger, ...settings } = common;
-        const files = await runSweep({
-          db: config.db,
-          settings,
-          jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
-          workers: flags.workers,
-          logger: common.logger,
-          onRun: (done, total) => logger.info({ done, total }, `sweep: ${done} of ${total} runs done`),
-          output: 'report',
-        });
-        reports = files.map((f) => reportSummary(JSON.parse(f.json) as BacktestReport));
+        const into = flags.out ?? mkdtempSync(join('data', 'backtests', '.sweep-'));
+        try {
+          reports = await runSweep({
+            db: config.db,
+            settings,
+            jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
+            workers: flags.workers,
+            logger: common.logger,
+            onRun: (done, total) => logger.info({ done, total }, `sweep: ${done} of ${total} runs done`),
+            output: { dir: into },
+          });
+        } catch (e) {
+          // A sweep that failed leaves no half of itself among the finished ones.
+          if (flags.out === undefined) rmSync(into, { recursive: true, force: true });
+          throw e;
+        }
         const sweepDir = flags.out ?? join('data', 'backtests', `sweep_${stableHash(reports.map((r) => r.runId)).slice(0, 12)}`);
-        for (const [i, f] of files.entries()) writeReport(f, join(sweepDir, reports[i]!.runId));
+        if (into !== sweepDir) {
+          // The same sweep run again: its reports are the same bytes, and the new folder takes the old one's place.
+          rmSync(sweepDir, { recursive: true, force: true });
+          renameSync(into, sweepDir);
+        }
         process.stdout.write(writeSweep(reports, sweepDir, flags.json));
       }
       // A run whose handler failed is written and shown, then fails the command: its figures miss what the handler would have done.
@@ -431,18 +443,6 @@ function writeSweep(reports: ReportSummary[], dir: string, json: boolean | undef
   const rows = sweptOnly(comparison, file.swept).map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
   const headings = sweepHeadings(reports);
   return `${formatTable([headings.labels, ...rows])}\n${headings.warning === undefined ? '' : `(!) ${headings.warning}\n`}reports: ${dir}\n`;
-}
-
-function writeReport(files: { json: string | Iterable<string>; html: string }, dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  const fd = openSync(join(dir, 'report.json'), 'w');
-  try {
-    for (const chunk of typeof files.json === 'string' ? [files.json] : files.json) writeSync(fd, chunk);
-  } finally {
-    closeSync(fd);
-  }
-  writeFileSync(join(dir, 'report.html'), files.html);
-  return dir;
 }
 
 /** A parked event's error as one line: its message, and where it was thrown when a frame outside the packages says (the strategy's file and line). */

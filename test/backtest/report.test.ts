@@ -118,7 +118,13 @@ describe('report: refused orders, open positions, a short window', () => {
     const fill = refused.fills.list[0]!;
     const count = 3_000;
     const list = Array.from({ length: count }, (_, n) => ({ ...fill, at: new Date(T0 + n * 60_000).toISOString(), quantity: n + 1 }));
-    const alerts = { count: 2, list: [{ at: new Date(T0).toISOString(), message: 'a\n"quoted"', data: { nested: [1, { deep: true }] }, eventId: 'e1' }, { at: null, message: 'b', data: null, eventId: 'e2' }] };
+    const alerts = {
+      count: 2,
+      list: [
+        { at: new Date(T0).toISOString(), message: 'a\n"quoted"', data: { nested: [1, { deep: true }] }, eventId: 'e1' },
+        { at: null, message: 'b', data: null, eventId: 'e2' },
+      ],
+    };
     const cases = [
       refused,
       { ...refused, fills: { ...refused.fills, count, list }, alerts },

@@ -103,6 +103,28 @@ describe('sweeps on worker threads', () => {
     expect((e as Error).message).toContain('main-thread-only.ts:11: failed to load: not on a worker thread');
   }, 180_000);
 
+  it('with output.dir, writes each run’s report files where it ran as soon as it ends: a sweep that fails later keeps the runs it finished', async () => {
+    const db = buildCache();
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-sweep-dir-'));
+    const settings = { indexes: ['x', 'y'], from: T0, to: T0 + 119 * H };
+    const jobs = [50, 100].map((notionalUsd) => ({ file, params: { notionalUsd } }));
+    const summaries = await runSweep({ db, settings, jobs, workers: 2, output: { dir } });
+    const files = await runSweep({ db, settings, jobs, workers: 1, output: 'report' });
+    expect(summaries.map((r) => r.runId)).toEqual(files.map((f) => JSON.parse(f.json).runId));
+    for (const [i, r] of summaries.entries()) {
+      expect(readFileSync(join(dir, r.runId, 'report.json'), 'utf8')).toBe(files[i]!.json);
+      expect(readFileSync(join(dir, r.runId, 'report.html'), 'utf8')).toBe(files[i]!.html);
+      // What crosses back is the summary: no list of fills.
+      expect(r.fills.count).toBeGreaterThan(0);
+      expect('list' in r.fills).toBe(false);
+    }
+    const failing = mkdtempSync(join(tmpdir(), 'indexbot-sweep-dir-'));
+    const e = await runSweep({ db, settings, jobs: [jobs[0]!, { file: join(failing, 'missing.ts'), params: {} }], workers: 1, output: { dir: failing } }).catch((x: unknown) => x);
+    expect((e as { code: string }).code).toBe('STRATEGY_LOAD');
+    expect(readdirSync(failing)).toEqual([summaries[0]!.runId]);
+    expect(readFileSync(join(failing, summaries[0]!.runId, 'report.json'), 'utf8')).toBe(files[0]!.json);
+  }, 180_000);
+
   it('runs a short sweep on this thread alone unless told otherwise: a worker would cost more than it takes on', async () => {
     const db = buildCache();
     const mainOnly = new URL('../fixtures/backtest/main-thread-only.ts', import.meta.url).pathname;
@@ -259,6 +281,33 @@ describe('sweeps one after another, as a search runs them', () => {
 
 describe('indexbot backtest sweep', () => {
   const CHROMIUM = '/usr/bin/chromium';
+
+  it('without --out, names the folder for its runs once they are done, takes the place of the same sweep run before, and leaves nothing of a sweep that failed', () => {
+    const db = buildCache();
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-sweep-cwd-'));
+    writeFileSync(join(cwd, 'none.json'), '{}');
+    const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+    const sweep = (strategy: string, params = ['{}', '{"notionalUsd":150}'], extra: string[] = []) =>
+      spawnSync(
+        process.execPath,
+        [bin, 'backtest', '--db', db, '--strategy', strategy, '--indexes', 'x,y', '--from', '2025-03-01', '--to', '2025-03-01T09:00:00Z', ...params.flatMap((p) => ['--params', p]), ...extra],
+        { cwd, encoding: 'utf8', env: { ...process.env, INDEXBOT_CONFIG: join(cwd, 'none.json') } },
+      );
+    const listing = () => readdirSync(join(cwd, 'data', 'backtests')).sort();
+    const first = sweep(file);
+    expect(first.status).toBe(0);
+    const [folder] = listing();
+    expect(listing()).toEqual([expect.stringMatching(/^sweep_[0-9a-f]{12}$/)]);
+    expect(first.stdout).toContain(`reports: ${join('data', 'backtests', folder!)}`);
+    expect(readdirSync(join(cwd, 'data', 'backtests', folder!)).sort()).toEqual([expect.stringMatching(/^bt_/), expect.stringMatching(/^bt_/), 'sweep.html', 'sweep.json']);
+    expect(sweep(file).status).toBe(0);
+    expect(listing()).toEqual([folder]);
+    // A run fails on the worker thread: the command fails, and no folder of half a sweep is left.
+    const failed = sweep(new URL('../fixtures/backtest/main-thread-only.ts', import.meta.url).pathname, ['{"run":1}', '{"run":2}', '{"run":3}'], ['--workers', '2']);
+    expect(failed.status).not.toBe(0);
+    expect(failed.stderr).toContain('not on a worker thread');
+    expect(listing()).toEqual([folder]);
+  }, 180_000);
 
   it('--workers 2 writes the same report.json files as --workers 1, with sweep.json and a sweep.html that sorts and draws', async () => {
     const db = buildCache();

@@ -1,4 +1,17 @@
 /**
+ * A weight change as people read it: percents to one decimal, or as many more (up to four)
+ * as it takes for the two to differ. A reweighting of 33.31 % to 33.34 % read "33.3% -> 33.3%".
+ * Run in the page too (its source is put in the script).
+ */
+export function weightChange(from: number, to: number): string {
+  let digits = 1;
+  while (digits < 4 && (from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits++;
+  // No change to tell apart: one decimal.
+  if ((from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits = 1;
+  return `${(from * 100).toFixed(digits)}% -> ${(to * 100).toFixed(digits)}%`;
+}
+
+/**
  * The dashboard's own script, run in the browser. Every string from the server is put in the
  * page with textContent, never parsed as HTML. The token, if the server wants one, is asked
  * once, kept in sessionStorage and sent as a header (never in a URL); the live feed is read
@@ -21,6 +34,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     return n;
   }
   function clear(n) { while (n.firstChild) n.removeChild(n.firstChild); }
+  ${weightChange.toString()}
   function money(x) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(2); }
   // Quantities and prices as the backtest report shows them: six significant digits, no exponent.
   function amount(x) { return Number(x).toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }); }
@@ -80,7 +94,7 @@ export const DASHBOARD_SCRIPT = String.raw`
         var ul = el('ul');
         var shown = i.nextRebalance.changes.slice(0, 8);
         shown.forEach(function (c) {
-          ul.appendChild(el('li', null, c.action + ' ' + c.symbol + ' ' + (c.oldWeight * 100).toFixed(1) + '% -> ' + (c.newWeight * 100).toFixed(1) + '%'));
+          ul.appendChild(el('li', null, c.action + ' ' + c.symbol + ' ' + weightChange(c.oldWeight, c.newWeight)));
         });
         if (i.nextRebalance.changes.length > shown.length) ul.appendChild(el('li', 'muted', (i.nextRebalance.changes.length - shown.length) + ' more'));
         card.appendChild(ul);

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { DASHBOARD_SCRIPT, weightChange } from '../../src/http/dashboard-script.ts';
+
+describe('the dashboard’s weight changes', () => {
+  it('show as many decimals as it takes for the two percents to differ, up to four; one when they do not', () => {
+    expect(weightChange(0.5, 0.52)).toBe('50.0% -> 52.0%');
+    expect(weightChange(0.3331, 0.3334)).toBe('33.31% -> 33.34%');
+    expect(weightChange(0.123456, 0.12346)).toBe('12.3456% -> 12.3460%');
+    expect(weightChange(0.2, 0.2)).toBe('20.0% -> 20.0%');
+  });
+
+  it('are written by the same function in the page', () => {
+    expect(DASHBOARD_SCRIPT).toContain(weightChange.toString());
+    expect(DASHBOARD_SCRIPT).toContain('weightChange(c.oldWeight, c.newWeight)');
+    expect(DASHBOARD_SCRIPT).not.toContain("(c.oldWeight * 100).toFixed(1)");
+  });
+});

@@ -1,6 +1,6 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, makeDirectories } from '../core/index.ts';
 
 /** A signed-in session as persisted between runs. */
 export interface StoredTokens {
@@ -59,7 +59,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private writeAll(all: Record<string, StoredTokens>): void {
-    mkdirSync(dirname(this.path), { recursive: true });
+    makeDirectories(dirname(this.path));
     const tmp = `${this.path}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
     chmodSync(tmp, 0o600);

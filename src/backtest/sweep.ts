@@ -1,7 +1,7 @@
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { type Logger, silentLogger } from '../core/index.ts';
+import { type Logger, makeDirectories, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
@@ -63,7 +63,7 @@ export function reportFiles(result: BacktestResult): ReportFiles {
 
 /** Writes a run's report.json (a piece at a time) and report.html to `dir`, made if missing. */
 export function writeReportFiles(report: BacktestReport, dir: string): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirectories(dir);
   const fd = openSync(join(dir, 'report.json'), 'w');
   try {
     for (const chunk of reportJsonChunks(report)) writeSync(fd, chunk);

@@ -1,8 +1,8 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Config } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
-import { ConfigError, type Logger, UsageError, createLogger, plainText } from '../core/index.ts';
+import { ConfigError, type Logger, UsageError, WHY_NOT_WRITABLE, createLogger, makeDirectories, plainText } from '../core/index.ts';
 
 /**
  * Commander argument parsers: every number has a range, and a bad value is refused with a
@@ -158,14 +158,6 @@ export function choiceOption<T extends string>(choices: readonly T[]) {
   };
 }
 
-const UNWRITABLE: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EROFS: 'the file system is read-only',
-  ENOTDIR: 'a part of the path is a file, not a directory',
-  EEXIST: 'it is a file, not a directory',
-};
-
 /**
  * Makes a command's output directory (with its parents) and checks it is writable, before the
  * work that fills it: a directory that cannot be written is one line (exit 78) at once, not a
@@ -173,11 +165,11 @@ const UNWRITABLE: Record<string, string> = {
  */
 export function prepareOutputDirectory(dir: string, flag?: string): string {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
     accessSync(dir, constants.W_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? '';
-    const why = UNWRITABLE[code];
+    const why = WHY_NOT_WRITABLE[code];
     if (why === undefined) throw e;
     throw new ConfigError(`${flag === undefined ? 'output directory' : flag} ${dir}: cannot be created or written: ${why} (${code})`);
   }

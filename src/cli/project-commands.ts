@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError } from 'commander';
-import { IndexbotError } from '../core/index.ts';
+import { IndexbotError, makeDirectories } from '../core/index.ts';
 import { PACKAGE_ROOT, packageJson } from './package-files.ts';
 
 const TEMPLATES = new URL('templates/', PACKAGE_ROOT);
@@ -215,7 +215,7 @@ function writeNewFiles(target: string, files: readonly (readonly [string, string
   }
   for (const [path, text] of files) {
     const file = join(target, path);
-    mkdirSync(dirname(file), { recursive: true });
+    makeDirectories(dirname(file));
     // The bot warns about a config others can read: it may come to hold a webhook secret.
     writeFileSync(file, text, { flag: 'wx', mode: path.startsWith('config') ? 0o600 : 0o666 });
   }

@@ -1,7 +1,7 @@
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrategyMetrics } from '../backtest/index.ts';
-import { ConfigError, shortJson } from '../core/index.ts';
+import { ConfigError, makeDirectories, shortJson } from '../core/index.ts';
 import { type Dimension, decode, encode, trialRandom } from './space.ts';
 import { tpePropose } from './tpe.ts';
 import { type RankMetric, type TrialRunner, score } from './trials.ts';
@@ -87,7 +87,7 @@ function parsedOrText(text: string): unknown {
 }
 
 export async function optimize(o: StudyOptions): Promise<StoredTrial[]> {
-  mkdirSync(o.dir, { recursive: true });
+  makeDirectories(o.dir);
   const studyFile = join(o.dir, 'study.json');
   const identity = `${JSON.stringify(o.identity, null, 1)}\n`;
   if (existsSync(studyFile)) {

@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreError } from '../core/index.ts';
+import { StoreError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
 
 /** How long a loser waits for the winner to write its pid, to name it. */
 const HOLDER_PID_WAIT_MS = 1_000;
@@ -25,9 +25,10 @@ export class RunLock {
     const pidPath = `${path}.pid`;
     // Taken before the store opens (and creates the directory), so it makes the directory too.
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirectories(dirname(path));
     } catch (e) {
-      throw new StoreError(`cannot create the directory of ${dbPath}: ${(e as NodeJS.ErrnoException).code}`, 'STORE_UNAVAILABLE');
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      throw new StoreError(`cannot create the directory of ${dbPath}: ${WHY_NOT_WRITABLE[code] ?? (e as Error).message} (${code})`, 'STORE_UNAVAILABLE');
     }
     let db: Database.Database;
     try {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoredTokens, TokenStore } from '../auth/index.ts';
 import { type Composition, INTERVAL_MS, type IndexSummary, type Performance, type Rebalance, type Token } from '../contract/index.ts';
-import { StoreError, StoreWriteError } from '../core/index.ts';
+import { StoreError, StoreWriteError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
@@ -137,9 +137,16 @@ export class SnapshotStore implements TokenStore {
       if (!existsSync(path)) throw new StoreError(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`, 'STORE_UNAVAILABLE');
       if (statSync(path).isDirectory()) throw new StoreError(`${path} is a directory, not a database file; pass --db a file`, 'STORE_UNAVAILABLE');
     }
+    if (!options.readonly && path !== ':memory:') {
+      try {
+        makeDirectories(dirname(path));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? '';
+        throw new StoreError(`cannot create the directory of ${path}: ${WHY_NOT_WRITABLE[code] ?? (e as Error).message} (${code})`, 'STORE_UNAVAILABLE');
+      }
+    }
     let db: Database.Database;
     try {
-      if (!options.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5_000 });
     } catch (e) {
       throw new StoreError(`cannot open database ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');

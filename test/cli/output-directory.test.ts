@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDirectories } from '../../src/core/index.ts';
 import { buildCache } from '../helpers/backtest-cache.ts';
 
 const BIN = resolve('bin/indexbot.js');
@@ -50,6 +51,35 @@ describe('an output directory that cannot be made is one line, exit 78, before a
     expect(r.ours, r.stderr).toEqual(['indexbot: output directory data/backtests: cannot be created or written: a part of the path is a file, not a directory (ENOTDIR) [CONFIG_INVALID]']);
     expect(r.status).toBe(78);
     expect(existsSync(join(dir, 'data', 'backtests'))).toBe(false);
+  });
+});
+
+describe('a path under /proc, whose parent exists and holds no directories (trial 24: the process spun at full CPU and ignored SIGTERM)', { timeout: 60_000 }, () => {
+  // A bounded wait: before, these never exited.
+  const bounded = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1' } });
+  const why = 'its parent cannot hold directories (a /proc or /sys path, or a broken symlink) (ENOENT)';
+  it.each([
+    ['run', ['run', '--db', '/proc/nope/x.db']],
+    ['backfill', ['backfill', '--db', '/proc/nope/x.db', '--from', '2026-01-01', '--to', '2026-01-02']],
+  ])('%s --db is one line, exit 78', (_name, args) => {
+    const r = bounded(args);
+    expect(r.status, r.stderr).toBe(78);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(`indexbot: cannot create the directory of /proc/nope/x.db: ${why} [STORE_UNAVAILABLE]`);
+  });
+
+  it('backtest --out is one line, exit 78', () => {
+    const r = bounded(['backtest', '--strategy', STRATEGIES + '/rebalance-front-run.ts', '--indexes', 'x', '--db', cache, '--out', '/proc/nope/out']);
+    expect(r.status, r.stderr).toBe(78);
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(`indexbot: --out /proc/nope/out: cannot be created or written: ${why} [CONFIG_INVALID]`);
+  });
+
+  it('makeDirectories makes every missing level, and throws mkdir’s own error for a file in the way', () => {
+    const deep = join(dir, 'made', 'a', 'b');
+    makeDirectories(deep);
+    expect(existsSync(deep)).toBe(true);
+    makeDirectories(deep);
+    expect(() => makeDirectories(join(aFile, 'x'))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
+    expect(() => makeDirectories(aFile)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
   });
 });
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
@@ -6,6 +7,7 @@ import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { refuseForeignDatabase } from '../store/index.ts';
 import { startDaemon } from './daemon.ts';
 import { intOption, numberOption, seedOption, untilSignal } from './options.ts';
+import { EXAMPLE_STRATEGIES } from './package-files.ts';
 
 interface DemoOptions {
   watch: boolean;
@@ -37,7 +39,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--seed <n>', 'seed of the simulated market', seedOption, 1)
     .addOption(new Option('--duration-s <s>', 'stop by itself after this many seconds').env('INDEXBOT_DEMO_DURATION_S').argParser(intOption(1, Math.floor(MAX_TIMER_MS / 1000))))
     .option('--db <file>', 'SQLite file of the demo, started afresh each run: a new file or one a demo made', 'data/demo.db')
-    .option('--strategies <dir>', 'strategy modules to run', 'strategies')
+    .option('--strategies <dir>', "strategy modules to run (default ./strategies, else the package's examples)", 'strategies')
     .option('--watch', 'reload a strategy whose file changes, without a restart', false)
     .addOption(new Option('--http <addr>', 'loopback host:port of the dashboard and API').argParser(loopbackAddress).default({ host: '127.0.0.1', port: 0 }, '127.0.0.1 on a free port'))
     .action(async (opts: DemoOptions, command: Command) => {
@@ -45,10 +47,14 @@ export function registerDemoCommand(program: Command): void {
       const demoDatabase = { evenUnmarked: command.getOptionValueSource('db') === 'default' };
       // Checked again under the lock; here so that a refusal comes before the sandbox starts.
       refuseForeignDatabase(opts.db, demoDatabase.evenUnmarked);
+      // A project without strategies of its own yet (just installed, before `indexbot init`) runs the examples.
+      const examples = command.getOptionValueSource('strategies') === 'default' && !existsSync(opts.strategies);
+      const strategiesDir = examples ? EXAMPLE_STRATEGIES : opts.strategies;
       const sandbox = await startSandbox({ port: 0, speed: opts.speed, seed: opts.seed });
       const out = (line: string) => process.stdout.write(`${line}\n`);
       const simTime = () => new Date(sandbox.clock.now()).toISOString().slice(0, 16).replace('T', ' ');
       out(`indexbot demo: sandbox at ${sandbox.baseUrl}, simulated clock x${opts.speed} (a simulated day every ${(86400 / opts.speed).toFixed(0)} s), cache ${opts.db}`);
+      if (examples) out("No ./strategies here: running the package's example strategies (`npx indexbot init` makes a project with one of your own).");
       const config: Config = {
         file: undefined,
         baseUrl: sandbox.baseUrl,
@@ -69,7 +75,7 @@ export function registerDemoCommand(program: Command): void {
         // Events already print above; a console sink would print each rebalance twice.
         alerts: { sinks: [], giveUpAfterMs: 86_400_000 },
         strategies: {
-          dir: opts.strategies,
+          dir: strategiesDir,
           explicit: true,
           onError: 'fail',
           // Its own params for the example strategy: a --strategies directory without it (a user's project) is no error, nor worth a warning.

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
@@ -92,3 +95,26 @@ describe('demo --db', () => {
     expect(eventCount(db)).toBe(before);
   });
 });
+
+describe('demo in a project with no strategies of its own (trial 24: exit 78, strategies directory strategies does not exist)', () => {
+  const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+  const inFreshProject = (args: string[]) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-fresh-project-'));
+    return spawnSync(process.execPath, [bin, 'demo', '--duration-s', '2', '--speed', '2880', ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+  };
+
+  it("runs the package's example strategies, and says so", () => {
+    const run = inFreshProject([]);
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[1]).toBe("No ./strategies here: running the package's example strategies (`npx indexbot init` makes a project with one of your own).");
+    expect(lines[2]).toMatch(/ with strategies drift-reversion, rebalance-alert, rebalance-front-run; /);
+  });
+
+  it('still refuses a --strategies directory named and missing', () => {
+    const run = inFreshProject(['--strategies', 'mine']);
+    expect(run.status).toBe(78);
+    expect(run.stderr).toContain('strategies directory mine does not exist [CONFIG_INVALID]');
+  });
+});
+

@@ -149,28 +149,39 @@ export class Poller {
   }
 
   /**
-   * A token an announced rebalance adds is in no composition yet, so nothing prices it and
-   * an order for it would be refused. Before the announcement is stored (and strategies,
-   * which read the stored events, can act on it), the token list is read at high priority.
-   * Once per rebalance: a token the list lacks does not make every poll fetch it again. A
-   * failure here only delays that price until the tokens job runs.
+   * What an announcement names must have a price before it is stored (strategies, which read
+   * the stored events, act on it at once): a token a rebalance adds is in no composition yet,
+   * and on a new database nothing is cached at all when the feed shows an announcement already
+   * made, so an order for a token it changes, or for the index itself, was refused as having
+   * no price (trial 24: "no price for index:dindex"). The token list, and the performance of
+   * each index with no value yet, are read first at high priority. Once per rebalance: what
+   * the server lacks does not make every poll fetch it again. A failure here only delays those
+   * prices until their own jobs run. Returns the events those reads stored.
    */
-  private async priceAddedTokens(rebalances: Rebalance[] | undefined, at: number): Promise<void> {
+  private async priceAnnounced(rebalances: Rebalance[] | undefined, at: number): Promise<IndexbotEvent[]> {
     const pending = (rebalances ?? []).filter((r) => r.status === 'announced' && !this.pricedRebalances.has(r.id));
-    const unpriced = pending.flatMap((r) => r.changes ?? []).filter((c) => c.action === 'add' && this.o.store.tokenPriceAt(c.address, at) === undefined);
     for (const r of pending) this.pricedRebalances.add(r.id);
-    if (unpriced.length === 0) return;
-    try {
-      const snapshot = await this.o.client.snapshot('tokens', undefined, { priority: 'high', signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
-      ingest(this.o.store, snapshot, undefined, this.clock.now(), this.driftThreshold);
-    } catch (e) {
-      // Stopping: the poll is dropped whole, and the next start stores the announcement with its prices.
-      if (this.stoppedBy(e)) throw e;
-      this.logger.warn(
-        { tokens: unpriced.map((c) => c.symbol), error: errorFields(storeFailure(e)) },
-        'could not read the token list for tokens a rebalance adds; they have no price until the tokens job runs',
-      );
+    const tokens = pending.flatMap((r) => r.changes ?? []).filter((c) => this.o.store.tokenPriceAt(c.address, at) === undefined);
+    const indexes = [...new Set(pending.map((r) => r.index_id))].filter((id) => this.o.store.navAt(id, at) === undefined);
+    const reads: { kind: 'tokens' | 'performance'; indexId?: string; what: Record<string, unknown> }[] = [
+      ...(tokens.length === 0 ? [] : [{ kind: 'tokens' as const, what: { tokens: tokens.map((c) => c.symbol) } }]),
+      ...indexes.map((indexId) => ({ kind: 'performance' as const, indexId, what: { index: indexId } })),
+    ];
+    const events: IndexbotEvent[] = [];
+    for (const read of reads) {
+      try {
+        const snapshot = await this.o.client.snapshot(read.kind, read.indexId, { priority: 'high', signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
+        events.push(...ingest(this.o.store, snapshot, read.indexId, this.clock.now(), this.driftThreshold).events);
+      } catch (e) {
+        // Stopping: the poll is dropped whole, and the next start stores the announcement with its prices.
+        if (this.stoppedBy(e)) throw e;
+        this.logger.warn(
+          { ...read.what, error: errorFields(storeFailure(e)) },
+          `could not read ${read.kind === 'tokens' ? 'the token list for the tokens' : "the value of the index"} a rebalance announcement names; no price until the ${read.kind} job runs`,
+        );
+      }
     }
+    return events;
   }
 
   /** Whether `e` is the stop itself: the grace ran out (abort), or the request was still waiting its turn. */
@@ -186,7 +197,7 @@ export class Poller {
     let stopped = false;
     try {
       const snapshot = await this.o.client.snapshot(job.kind, job.indexId, { signal: this.abort.signal, waitSignal: this.stopWaiting.signal });
-      if (job.kind === 'rebalancing') await this.priceAddedTokens(snapshot.value as Rebalance[] | undefined, started);
+      const priced = job.kind === 'rebalancing' ? await this.priceAnnounced(snapshot.value as Rebalance[] | undefined, started) : [];
       const fetchedAt = this.clock.now();
       const result = ingest(this.o.store, snapshot, job.indexId, fetchedAt, this.driftThreshold);
       if (result.outcome === 'rejected') {
@@ -196,7 +207,8 @@ export class Poller {
       run.failures = 0;
       run.nextDueAt = started + job.intervalMs;
       ok = true;
-      if (result.events.length > 0) this.o.onEvents?.(result.events);
+      const events = [...priced, ...result.events];
+      if (events.length > 0) this.o.onEvents?.(events);
     } catch (e) {
       // Stopped, not failed: nothing to back off from or record.
       stopped = this.stoppedBy(e);

@@ -121,6 +121,47 @@ describe('Poller', () => {
   });
 });
 
+describe('an announcement on a new database (trial 24: an index bought at the announcement had no price)', () => {
+  it('is stored only after the token list and the value of its index are read, at high priority, once per rebalance', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 24, 12));
+    const now = new Date(clock.now()).toISOString();
+    const changed = { address: 'OldTok'.padEnd(44, '1'), symbol: 'OLD', action: 'increase', old_weight: 0.1, new_weight: 0.2 };
+    const announced = {
+      id: 'rb_1',
+      index_id: 'sindex',
+      status: 'announced',
+      announced_at: new Date(clock.now() - 60_000).toISOString(),
+      effective_at: new Date(clock.now() + 3_600_000).toISOString(),
+      completed_at: null,
+      reason: 'scheduled',
+      changes: [changed],
+    };
+    const returns = { '1h': 0, '24h': 0, '7d': 0, '30d': 0, '90d': 0, '1y': 0, ytd: 0, inception: 0 };
+    const fake = fakeTransport((req) => {
+      if (req.path.endsWith('/rebalancing')) return { body: envelope([announced], { pagination: { page: 1, limit: 100, total: 1 } }) };
+      if (req.path.endsWith('/performance')) return { body: envelope({ index_id: 'sindex', as_of: now, nav: 123.5, returns }) };
+      return { body: envelope([{ address: changed.address, symbol: 'OLD', name: 'Old', price_usd: 2.5 }], { pagination: { page: 1, limit: 100, total: 1 } }) };
+    }, clock);
+    const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0, clock });
+    const store = SnapshotStore.open(tempDbPath());
+    const seen: { types: string[]; nav: number | undefined; price: number | undefined }[] = [];
+    const onEvents = (events: { type: string }[]) => seen.push({ types: events.map((e) => e.type), nav: store.navAt('sindex', clock.now())?.nav, price: store.tokenPriceAt(changed.address, clock.now())?.priceUsd });
+    const poller = new Poller({ client, store, jobs: [{ name: 'rebalancing:sindex', kind: 'rebalancing', indexId: 'sindex', intervalMs: 2_000 }], clock, onEvents });
+    await Promise.all(poller.tick());
+    expect(fake.log.map((r) => r.path)).toEqual(['/indexes/sindex/rebalancing', '/tokens', '/indexes/sindex/performance']);
+    // When strategies hear of the announcement, the index and the token it changes have a price.
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.types).toContain('rebalance.announced');
+    expect(seen[0]!.nav).toBe(123.5);
+    expect(seen[0]!.price).toBe(2.5);
+    // The next poll of the same feed reads nothing more.
+    await clock.advance(2_000);
+    await Promise.all(poller.tick());
+    expect(fake.log.map((r) => r.path).filter((p) => !p.endsWith('/rebalancing'))).toHaveLength(2);
+    store.close();
+  });
+});
+
 describe('Poller.stop', () => {
   it('drops a rebalancing poll whose added token was still waiting to be priced: nothing stored, nothing recorded, for the next start to store whole', async () => {
     const clock = new ManualClock();

@@ -4,7 +4,10 @@ import { valueAsOf } from './metrics.ts';
 import { type BacktestReport, labelOf } from './report.ts';
 import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
-const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+/** The charts' series colours, in order. */
+export const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+/** The buy-and-hold lines under the trade markers: none green or red, the markers' colours (trial 24 read a hold line as the strategy's trades). */
+const BENCHMARK_COLORS = SERIES_COLORS.slice(1).filter((c) => c !== '#2ca02c' && c !== '#d62728');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const require = createRequire(import.meta.url);
@@ -40,7 +43,7 @@ export function chartData(report: BacktestReport) {
   const benchmarks = report.benchmarkCurves.map((b, i) => {
     const points = b.points.map(([t, v]) => ({ t: t as number, value: v as number }));
     const base = points[0]?.value ?? 1;
-    return { label: `hold ${b.indexId}`, color: COLORS[(i + 1) % COLORS.length]!, values: equity.map((p) => (points.length === 0 ? null : (valueAsOf(points, p.t) / base) * cash)) };
+    return { label: `hold ${b.indexId}`, color: BENCHMARK_COLORS[i % BENCHMARK_COLORS.length]!, values: equity.map((p) => (points.length === 0 ? null : (valueAsOf(points, p.t) / base) * cash)) };
   });
   // A marker sits on the drawn line: linear between the daily points around the fill.
   const onLine = (t: number) => {
@@ -57,7 +60,7 @@ export function chartData(report: BacktestReport) {
   });
   return {
     x,
-    equity: [{ label: report.strategy.name, color: COLORS[0]!, values: equity.map((p) => p.value) }, ...benchmarks],
+    equity: [{ label: report.strategy.name, color: SERIES_COLORS[0]!, values: equity.map((p) => p.value) }, ...benchmarks],
     markers,
     drawdown: { label: 'drawdown', color: '#d62728', values: report.equity.map((p) => p[2] as number) },
     exposure: { label: 'exposure', color: '#2ca02c', values: report.equity.map((p) => p[3] as number) },
@@ -121,7 +124,7 @@ table{border-collapse:collapse;margin:6px 0 14px}td,th{padding:3px 9px;text-alig
 h2{margin:28px 0 6px;font-size:18px}figure{margin:8px 0 18px}figcaption{font-weight:600;margin:0 0 4px}code{background:#f4f4f4;padding:1px 4px}
 .warn{color:#b45309;font-weight:600;cursor:help}.warnings{background:#fff7e6;border:1px solid #f5d08a;padding:6px 10px}
 .scroll{max-height:360px;overflow:auto;border:1px solid #eee}.alerts td,.alerts thead th{text-align:left}.alerts td{white-space:normal}.note{color:#555;font-size:13px}
-.trade-marker{position:absolute;width:0;height:0;border-left:6px solid transparent;border-right:6px solid transparent;transform:translate(-6px,-4px);cursor:help;z-index:5}
+.trade-marker{position:absolute;width:0;height:0;opacity:.75;border-left:6px solid transparent;border-right:6px solid transparent;transform:translate(-6px,-4px);cursor:help;z-index:5}
 .trade-marker.buy{border-bottom:10px solid #15803d}.trade-marker.sell{border-top:10px solid #b91c1c;transform:translate(-6px,-6px)}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.95);border:1px solid #bbb;padding:4px 8px;font-size:12px;display:none;z-index:10;white-space:pre}
 </style>

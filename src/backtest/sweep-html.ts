@@ -1,8 +1,7 @@
-import { escapeHtml, uplot } from './html.ts';
+import { SERIES_COLORS, escapeHtml, uplot } from './html.ts';
 import type { BacktestReport, ReportSummary } from './report.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
-const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
 /** One row of a sweep's comparison: what `sweep.json` holds per run. */
 export interface SweepRow {
@@ -131,7 +130,7 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
   // Every run of a sweep has the same range, so the same daily times: one x axis.
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
   // The legend names each run by its params, as the table's second column does.
-  const series = reports.map((r, i) => ({ label: JSON.stringify(rows[i]!.params), color: COLORS[i % COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
+  const series = reports.map((r, i) => ({ label: JSON.stringify(rows[i]!.params), color: SERIES_COLORS[i % SERIES_COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
   const headings = sweepHeadings(reports);
   const head = headings.labels.map((label, i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
   const body = rows
@@ -144,7 +143,7 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
         const shown = key === 'runId' ? `<a href="${escapeHtml(encodeURIComponent(v as string))}/report.html">${text}</a>` : text;
         return `<td data-v="${escapeHtml(sortKey)}">${shown}</td>`;
       }).join('');
-      return `<tr style="border-left:4px solid ${COLORS[i % COLORS.length]}">${cells}</tr>`;
+      return `<tr style="border-left:4px solid ${SERIES_COLORS[i % SERIES_COLORS.length]}">${cells}</tr>`;
     })
     .join('');
   const data = JSON.stringify({ x, series }).replace(/</g, '\\u003c');

@@ -12,6 +12,17 @@ export function weightChange(from: number, to: number): string {
 }
 
 /**
+ * The equity chart's value range: the data with a tenth of its span either side, and at least
+ * half a percent of its level, so a flat or nearly flat equity shows its moves. uPlot's own
+ * range for a flat 10,000 was 0 to 20,000 (trial 24). Run in the page too.
+ */
+export function equityRange(min: number | null, max: number | null): [number, number] {
+  if (min === null || max === null) return [0, 1];
+  const pad = Math.max((max - min) / 10, Math.max(Math.abs(min), Math.abs(max)) / 200, 0.01);
+  return [min - pad, max + pad];
+}
+
+/**
  * The dashboard's own script, run in the browser. Every string from the server is put in the
  * page with textContent, never parsed as HTML. The token, if the server wants one, is asked
  * once, kept in sessionStorage and sent as a header (never in a URL); the live feed is read
@@ -35,6 +46,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
   function clear(n) { while (n.firstChild) n.removeChild(n.firstChild); }
   ${weightChange.toString()}
+  ${equityRange.toString()}
   function money(x) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(2); }
   // Quantities and prices as the backtest report shows them: six significant digits, no exponent.
   function amount(x) { return Number(x).toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }); }
@@ -112,7 +124,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       var chart = charts.get(name);
       if (chart && chart.root.isConnected) chart.setData([xs, ys]);
       else {
-        var opts = { width: width, height: 180, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
+        var opts = { width: width, height: 180, scales: { y: { range: function (u, min, max) { return equityRange(min, max); } } }, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
         chart = new uPlot(opts, [xs, ys], box);
         charts.set(name, chart);
       }

@@ -111,6 +111,11 @@ describe('report: refused orders, open positions, a short window', () => {
     expect(markers.at(-1)!.t).toBe(Date.parse(list.at(-1)!.at) / 1000);
     // A run with few fills lists them all, with no note.
     expect(renderHtml(r)).not.toContain('also the only ones marked');
+    // No buy-and-hold line in the markers' green or red (trial 24 read a red hold line as sales).
+    const lines = chartData({ ...r, benchmarkCurves: ['a', 'b', 'c', 'd'].map((indexId) => ({ indexId, points: r.benchmarkCurves[0]!.points })) }).equity;
+    expect(lines).toHaveLength(5);
+    for (const line of lines.slice(1)) expect(['#2ca02c', '#d62728']).not.toContain(line.color);
+    expect(new Set(lines.map((l) => l.color)).size).toBe(5);
   });
 
   it('writes report.json a piece at a time, the same bytes as JSON.stringify, with no piece much longer than 64 KiB', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_SCRIPT, weightChange } from '../../src/http/dashboard-script.ts';
+import { DASHBOARD_SCRIPT, equityRange, weightChange } from '../../src/http/dashboard-script.ts';
 
 describe('the dashboard’s weight changes', () => {
   it('show as many decimals as it takes for the two percents to differ, up to four; one when they do not', () => {
@@ -13,5 +13,16 @@ describe('the dashboard’s weight changes', () => {
     expect(DASHBOARD_SCRIPT).toContain(weightChange.toString());
     expect(DASHBOARD_SCRIPT).toContain('weightChange(c.oldWeight, c.newWeight)');
     expect(DASHBOARD_SCRIPT).not.toContain("(c.oldWeight * 100).toFixed(1)");
+  });
+});
+
+describe('the dashboard’s equity chart', () => {
+  it('ranges over the data and a tenth of its span, and at least half a percent of its level: a flat 10,000 is not drawn on 0 to 20,000', () => {
+    expect(equityRange(10_000, 10_000)).toEqual([9_950, 10_050]);
+    expect(equityRange(9_000, 11_000)).toEqual([8_800, 11_200]);
+    expect(equityRange(0, 0)).toEqual([-0.01, 0.01]);
+    expect(equityRange(null, null)).toEqual([0, 1]);
+    expect(DASHBOARD_SCRIPT).toContain(equityRange.toString());
+    expect(DASHBOARD_SCRIPT).toContain('range: function (u, min, max) { return equityRange(min, max); }');
   });
 });

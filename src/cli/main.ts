@@ -41,6 +41,16 @@ program.configureOutput({
     ),
 });
 
+// A mistyped flag is named, with commander's suggestion, before the required flag it was meant
+// to be: `backtest --stratgy x` said only "required option '--strategy' not specified" (trial 24).
+program.hook('preSubcommand', (_program, command) => {
+  const known = new Set([...command.options, ...program.options].flatMap((o) => [o.long, o.short]));
+  const flags = process.argv.slice(3);
+  const end = flags.indexOf('--');
+  const mistyped = (end === -1 ? flags : flags.slice(0, end)).some((a) => a.startsWith('--') && a !== '--help' && !known.has(a.split('=')[0]));
+  if (mistyped) for (const option of command.options) option.mandatory = false;
+});
+
 // The command named first on the line, alone; anything else (help, --version, a typo commander
 // answers with the nearest name) gets them all.
 const named = COMMANDS.filter(([names]) => names.includes(process.argv[2] ?? ''));

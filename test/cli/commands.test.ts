@@ -36,6 +36,17 @@ describe('the CLI loads each command on demand', () => {
     expect(typo.stderr).toBe("indexbot: unknown command 'stauts' (Did you mean status?) [USAGE_INVALID]\n");
   });
 
+  it('names a mistyped flag, with the nearest, before the required flag it was meant to be (trial 24)', () => {
+    const typo = cli(['backtest', '--stratgy', 'x']);
+    expect(typo.status).toBe(64);
+    expect(typo.stderr).toBe("indexbot: unknown option '--stratgy' (Did you mean --strategy?) [USAGE_INVALID]\n");
+    const missing = cli(['backtest', '--from', '2026-01-01']);
+    expect(missing.status).toBe(64);
+    expect(missing.stderr).toBe("indexbot: required option '--strategy <name|path>' not specified [USAGE_INVALID]\n");
+    const optimize = cli(['optimize', '--strategy', 'x', '--spaec', 'space.json', '--trials', '3']);
+    expect(optimize.stderr).toBe("indexbot: unknown option '--spaec' (Did you mean --space?) [USAGE_INVALID]\n");
+  });
+
   it('says every default in --help as a user types or reads it, never as an object', () => {
     for (const command of COMMANDS) {
       const help = cli([command, '--help']);

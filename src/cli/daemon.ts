@@ -3,7 +3,7 @@ import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSour
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger } from '../core/index.ts';
+import { type Clock, ConfigError, type Logger, demoted } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BotControl, RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
@@ -121,8 +121,10 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     const statusTimer = setInterval(report, STATUS_EVERY_MS);
     started.push(() => clearInterval(statusTimer));
     await faces.start(botControl(openStore, runtime, config, options, { indexes, gates: () => client.rateGates() }));
+    // A caller told of each reload (the demo) says it in its own words: the watcher's lines only at debug, not a JSON line beside it.
+    const watchLogger = logger.child({ component: 'watch' });
     const watcher = options.watch
-      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: logger.child({ component: 'watch' }), onReload: options.onReload })
+      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: options.onReload ? demoted(watchLogger) : watchLogger, onReload: options.onReload })
       : undefined;
     started.push(() => watcher?.close());
     poller.start();

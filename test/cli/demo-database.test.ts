@@ -1,11 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
-import { runCli } from '../helpers/daemon.ts';
+import { runCli, waitFor } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -116,5 +116,36 @@ describe('demo in a project with no strategies of its own (trial 24: exit 78, st
     expect(run.status).toBe(78);
     expect(run.stderr).toContain('strategies directory mine does not exist [CONFIG_INVALID]');
   });
+});
+
+describe('demo --watch', () => {
+  it('says a refused reload once, in its own words: no JSON log line beside it (trial 24)', async () => {
+    // A project of the user's, with indexbot (this checkout) installed.
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-demo-watch-'));
+    mkdirSync(join(cwd, 'node_modules'));
+    symlinkSync(resolve('.'), join(cwd, 'node_modules', 'indexbot'), 'dir');
+    writeFileSync(join(cwd, 'package.json'), '{"type":"module"}');
+    mkdirSync(join(cwd, 'strategies'));
+    const file = join(cwd, 'strategies', 'quiet.ts');
+    const source = "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'quiet', on: { 'performance.updated': () => {} } });\n";
+    writeFileSync(file, source);
+    const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+    const child = spawn(process.execPath, [bin, 'demo', '--watch', '--duration-s', '20', '--speed', '2880'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await waitFor('the demo running', () => stdout.includes('with strategies quiet;'), 30_000);
+      writeFileSync(file, source.replace('} });', '} ;'));
+      await waitFor('the refused reload', () => stdout.includes('reload quiet: kept the running version: '), 15_000);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout.match(/reload quiet: kept the running version/g)).toHaveLength(1);
+    expect(stderr).not.toContain('"component":"watch"');
+  }, 60_000);
 });
 

@@ -8,9 +8,10 @@ import { tempDbPath } from '../helpers/temp-db.ts';
 const live = liveSandboxWithRedis();
 
 describe('a collector cut off from the event stream', () => {
-  it('counts the events it holds back in indexbot_event_stream_unpublished, and back to 0 once Redis is back', async () => {
+  it('says Redis is gone when it goes, counts the events it holds back in indexbot_event_stream_unpublished, and back to 0 once Redis is back', async () => {
     const db = tempDbPath();
-    const config = sandboxConfig(live.sb, db, { indexes: ['dindex'], intervals: { rebalancing: 1, composition: 1, performance: 5, indexes: 5, tokens: 5 } });
+    // Only the feed polled often: for a minute after the first polls, nothing new to publish but the rebalance.
+    const config = sandboxConfig(live.sb, db, { indexes: ['dindex'], intervals: { rebalancing: 1, composition: 60, performance: 60, indexes: 60, tokens: 60 } });
     const collector = spawnDaemon(['--config', config, '--role', 'collector', '--http', '127.0.0.1:0'], { INDEXBOT_API_KEY: live.sb.keys.premium, INDEXBOT_EVENTS_URL: live.redis.url });
     const unpublished = async (url: string) => sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), 'indexbot_event_stream_unpublished');
     // What the log and the publisher's cursor say, read from the database as `status` reads it.
@@ -26,6 +27,8 @@ describe('a collector cut off from the event stream', () => {
       await waitFor('everything published', async () => (await unpublished(url)) === 0 && held() === 0, 30_000);
 
       await live.redis.kill();
+      // Said when Redis goes, before there is anything to publish.
+      await waitFor('the collector to say Redis is gone', () => collector.output().includes('could not publish events to the stream; retrying with backoff'), 10_000);
       const id = (await control(live.sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 3 })).json.data.id as string;
       const logged = () => readDb(db, (d) => d.prepare('SELECT COUNT(*) AS n FROM events WHERE id LIKE ?').get(`rebalance.%:dindex:${id}`) as { n: number }).n;
       await waitFor('the announcement and the completion in the log', () => logged() >= 2, 30_000);
@@ -36,6 +39,7 @@ describe('a collector cut off from the event stream', () => {
 
       await live.redis.restart();
       await waitFor('the backlog published', async () => (await unpublished(url)) === 0 && held() === 0, 30_000);
+      expect(collector.output()).toContain('event stream reachable again; publishing');
     } finally {
       collector.child.kill('SIGTERM');
       expect(await collector.exited).toBe(0);

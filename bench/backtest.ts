@@ -292,9 +292,13 @@ function backtestCommand(path: string, indexes: number, years: number): { second
     const args = ['--db', path, '--strategy', fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url)), '--indexes', indexesOf(indexes).join(',')];
     args.push('--from', new Date(FROM).toISOString(), '--to', new Date(endOf(years)).toISOString(), '--cash', '1000000', '--out', out, '--log-level', 'warn');
     const t = performance.now();
-    const run = spawnSync(process.execPath, ['--import', fileURLToPath(new URL('./peak-rss.mjs', import.meta.url)), fileURLToPath(new URL('../bin/indexbot.js', import.meta.url)), 'backtest', ...args], {
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', fileURLToPath(new URL('./peak-rss.mjs', import.meta.url)), fileURLToPath(new URL('../bin/indexbot.js', import.meta.url)), 'backtest', ...args],
+      {
+        encoding: 'utf8',
+      },
+    );
     const seconds = (performance.now() - t) / 1000;
     const peak = /peak-rss-kib (\d+)/.exec(run.stderr)?.[1];
     if (run.status !== 0 || peak === undefined) throw new Error(`indexbot backtest exited ${run.status}: ${run.stderr.trim()}`);

@@ -2,7 +2,6 @@ import { SERIES_COLORS, escapeHtml, uplot } from './html.ts';
 import type { BacktestReport, ReportSummary } from './report.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
-
 /** One row of a sweep's comparison: what `sweep.json` holds per run. */
 export interface SweepRow {
   runId: string;

@@ -124,7 +124,14 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     // A caller told of each reload (the demo) says it in its own words: the watcher's lines only at debug, not a JSON line beside it.
     const watchLogger = logger.child({ component: 'watch' });
     const watcher = options.watch
-      ? watchStrategies({ dir: config.strategies.dir, loaded: strategies, params: config.strategies.params, runtime, logger: options.onReload ? demoted(watchLogger) : watchLogger, onReload: options.onReload })
+      ? watchStrategies({
+          dir: config.strategies.dir,
+          loaded: strategies,
+          params: config.strategies.params,
+          runtime,
+          logger: options.onReload ? demoted(watchLogger) : watchLogger,
+          onReload: options.onReload,
+        })
       : undefined;
     started.push(() => watcher?.close());
     poller.start();

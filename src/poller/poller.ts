@@ -177,7 +177,7 @@ export class Poller {
         if (this.stoppedBy(e)) throw e;
         this.logger.warn(
           { ...read.what, error: errorFields(storeFailure(e)) },
-          `could not read ${read.kind === 'tokens' ? 'the token list for the tokens' : "the value of the index"} a rebalance announcement names; no price until the ${read.kind} job runs`,
+          `could not read ${read.kind === 'tokens' ? 'the token list for the tokens' : 'the value of the index'} a rebalance announcement names; no price until the ${read.kind} job runs`,
         );
       }
     }

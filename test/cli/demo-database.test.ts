@@ -148,4 +148,3 @@ describe('demo --watch', () => {
     expect(stderr).not.toContain('"component":"watch"');
   }, 60_000);
 });
-

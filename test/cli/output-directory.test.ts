@@ -56,7 +56,8 @@ describe('an output directory that cannot be made is one line, exit 78, before a
 
 describe('a path under /proc, whose parent exists and holds no directories (trial 24: the process spun at full CPU and ignored SIGTERM)', { timeout: 60_000 }, () => {
   // A bounded wait: before, these never exited.
-  const bounded = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1' } });
+  const bounded = (args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL', env: { ...process.env, INDEXBOT_BASE_URL: 'http://127.0.0.1:9/v1' } });
   const why = 'its parent cannot hold directories (a /proc or /sys path, or a broken symlink) (ENOENT)';
   it.each([
     ['run', ['run', '--db', '/proc/nope/x.db']],

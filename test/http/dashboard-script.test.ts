@@ -12,7 +12,7 @@ describe('the dashboard’s weight changes', () => {
   it('are written by the same function in the page', () => {
     expect(DASHBOARD_SCRIPT).toContain(weightChange.toString());
     expect(DASHBOARD_SCRIPT).toContain('weightChange(c.oldWeight, c.newWeight)');
-    expect(DASHBOARD_SCRIPT).not.toContain("(c.oldWeight * 100).toFixed(1)");
+    expect(DASHBOARD_SCRIPT).not.toContain('(c.oldWeight * 100).toFixed(1)');
   });
 });
 

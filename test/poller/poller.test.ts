@@ -145,7 +145,8 @@ describe('an announcement on a new database (trial 24: an index bought at the an
     const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0, clock });
     const store = SnapshotStore.open(tempDbPath());
     const seen: { types: string[]; nav: number | undefined; price: number | undefined }[] = [];
-    const onEvents = (events: { type: string }[]) => seen.push({ types: events.map((e) => e.type), nav: store.navAt('sindex', clock.now())?.nav, price: store.tokenPriceAt(changed.address, clock.now())?.priceUsd });
+    const onEvents = (events: { type: string }[]) =>
+      seen.push({ types: events.map((e) => e.type), nav: store.navAt('sindex', clock.now())?.nav, price: store.tokenPriceAt(changed.address, clock.now())?.priceUsd });
     const poller = new Poller({ client, store, jobs: [{ name: 'rebalancing:sindex', kind: 'rebalancing', indexId: 'sindex', intervalMs: 2_000 }], clock, onEvents });
     await Promise.all(poller.tick());
     expect(fake.log.map((r) => r.path)).toEqual(['/indexes/sindex/rebalancing', '/tokens', '/indexes/sindex/performance']);

@@ -117,7 +117,10 @@ describe('a full disk', () => {
     expect(failed.length).toBe(3);
     expect(failed.every((l) => l.error?.code === 'STORE_FULL')).toBe(true);
     expect(events(store)).toHaveLength(before);
-    expect(store.snapshotCounts()).toEqual(snapshotsBefore);
+    // The feed's poll stored nothing. The index's value, read for the announcement before it is
+    // stored (the database had none), is a write of its own, and may fit where the poll did not.
+    const feed = (counts: ReturnType<typeof store.snapshotCounts>) => counts.filter((c) => c.endpoint === 'rebalancing');
+    expect(feed(store.snapshotCounts())).toEqual(feed(snapshotsBefore));
     expect(poller.schedule()[0]!.failures).toBe(3);
 
     freeSpace();

@@ -121,21 +121,24 @@ describe('Poller', () => {
   });
 });
 
+/** Rebalance rb_1 of sindex, announced a minute before the clock's now and effective an hour after, with `changes`. */
+const announcedAt = (clock: ManualClock, changes: object[]) => ({
+  id: 'rb_1',
+  index_id: 'sindex',
+  status: 'announced',
+  announced_at: new Date(clock.now() - 60_000).toISOString(),
+  effective_at: new Date(clock.now() + 3_600_000).toISOString(),
+  completed_at: null,
+  reason: 'scheduled',
+  changes,
+});
+
 describe('an announcement on a new database (trial 24: an index bought at the announcement had no price)', () => {
   it('is stored only after the token list and the value of its index are read, at high priority, once per rebalance', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 24, 12));
     const now = new Date(clock.now()).toISOString();
     const changed = { address: 'OldTok'.padEnd(44, '1'), symbol: 'OLD', action: 'increase', old_weight: 0.1, new_weight: 0.2 };
-    const announced = {
-      id: 'rb_1',
-      index_id: 'sindex',
-      status: 'announced',
-      announced_at: new Date(clock.now() - 60_000).toISOString(),
-      effective_at: new Date(clock.now() + 3_600_000).toISOString(),
-      completed_at: null,
-      reason: 'scheduled',
-      changes: [changed],
-    };
+    const announced = announcedAt(clock, [changed]);
     const returns = { '1h': 0, '24h': 0, '7d': 0, '30d': 0, '90d': 0, '1y': 0, ytd: 0, inception: 0 };
     const fake = fakeTransport((req) => {
       if (req.path.endsWith('/rebalancing')) return { body: envelope([announced], { pagination: { page: 1, limit: 100, total: 1 } }) };
@@ -166,16 +169,7 @@ describe('an announcement on a new database (trial 24: an index bought at the an
 describe('Poller.stop', () => {
   it('drops a rebalancing poll whose added token was still waiting to be priced: nothing stored, nothing recorded, for the next start to store whole', async () => {
     const clock = new ManualClock();
-    const announced = {
-      id: 'rb_1',
-      index_id: 'sindex',
-      status: 'announced',
-      announced_at: new Date(clock.now() - 60_000).toISOString(),
-      effective_at: new Date(clock.now() + 3_600_000).toISOString(),
-      completed_at: null,
-      reason: 'scheduled',
-      changes: [{ address: 'NewTok'.padEnd(44, '1'), symbol: 'NEW', action: 'add', old_weight: 0, new_weight: 0.1 }],
-    };
+    const announced = announcedAt(clock, [{ address: 'NewTok'.padEnd(44, '1'), symbol: 'NEW', action: 'add', old_weight: 0, new_weight: 0.1 }]);
     const fake = fakeTransport(() => ({ body: envelope([announced], { pagination: { page: 1, limit: 100, total: 1 } }) }), clock);
     // One request a minute: the feed's goes, the token list's waits at the gate (the clock never moves).
     const client = new IndexClient({ baseUrl: 'http://api.test/v1', apiKey: 'sk_test_key', adapter: fake.adapter, retries: 0, clock, tier: 'enterprise', enterpriseLimits: { limit: 1, burst: 1 } });

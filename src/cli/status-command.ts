@@ -217,11 +217,10 @@ function daemonStatus(store: SnapshotStore): { pid: number | null; http?: { url:
 function retryHint(strategy: string, daemon: ReturnType<typeof daemonStatus>, commandArgs: string): string {
   const command = `indexbot strategies retry ${strategy}${commandArgs}`;
   if (daemon.pid === null) return command;
-  const route = `/api/v1/strategies/${encodeURIComponent(strategy)}/retry`;
   if (daemon.http?.url === null) return `pid ${daemon.pid} runs on this database with no --http face: stop it and run ${command}, or restart it with --http to retry while it runs`;
-  if (daemon.http === undefined) return `pid ${daemon.pid} runs on this database: POST ${route} on its --http face, or stop it and run ${command}`;
-  const auth = daemon.http.token ? ` -H 'Authorization: Bearer <http.token>'` : '';
-  return `pid ${daemon.pid} runs on this database: curl -X POST -H 'Content-Type: application/json'${auth} ${daemon.http.url.replace(/\/$/, '')}${route}, or stop it and run ${command}`;
+  if (daemon.http === undefined) return `pid ${daemon.pid} runs on this database: POST /api/v1/strategies/${encodeURIComponent(strategy)}/retry on its --http face, or stop it and run ${command}`;
+  // The command goes through the HTTP face the process recorded (with the config's http.token).
+  return `${command}: through pid ${daemon.pid}'s HTTP face at ${daemon.http.url}`;
 }
 
 /** The budget a gate shares with other processes through Redis, and who draws on it. */

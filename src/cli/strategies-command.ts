@@ -1,17 +1,75 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type Config, type ConfigFlags, httpToken, loadConfig } from '../config/index.ts';
 import { ConfigError, StoreError, UsageError } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
-import { StrategyRuntime, loadStrategies } from '../strategy/index.ts';
+import { StrategyRuntime, loadStrategies, markPaused } from '../strategy/index.ts';
+import { type DaemonFace, faceAt, postControl, runningFace } from './daemon-control.ts';
 import { loggerFor, withConfigFlags } from './options.ts';
 
 interface RetryFlags extends ConfigFlags {
   strategy?: string;
 }
 
+interface SteerFlags extends ConfigFlags {
+  url?: string;
+}
+
+const noDatabase = (db: string) => new StoreError(`no database at ${db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
+const route = (name: string, action: string) => `/api/v1/strategies/${encodeURIComponent(name)}/${action}`;
+
+/** The strategies with events parked on `db`, read while another process holds it. */
+function parkedStrategies(db: string): string[] {
+  const store = SnapshotStore.open(db, { readonly: true });
+  try {
+    return [...new Set(store.strategies.parked().map((p) => p.strategy))];
+  } finally {
+    store.close();
+  }
+}
+
+/** The running daemon a command steers: the one at --url, or the one running on the database; undefined when none runs there. */
+function daemonToSteer(flags: SteerFlags, config: Config, rerun: string): DaemonFace | undefined {
+  if (flags.url !== undefined) return faceAt(flags.url, httpToken(flags, process.env));
+  // Nothing to steer where there is no database, and none is made there (a mistyped --db would be left behind).
+  if (!existsSync(config.db)) throw noDatabase(config.db);
+  return runningFace(config.db, () => httpToken(flags, process.env), rerun);
+}
+
+/**
+ * Pauses or resumes a strategy: through the running daemon's HTTP face, at once; with none
+ * running, in the database, which the daemon reads at its start.
+ */
+async function steerPause(name: string, paused: boolean, flags: SteerFlags): Promise<void> {
+  const verb = paused ? 'pause' : 'resume';
+  const config = loadConfig(flags, process.env, { server: false, services: false });
+  const face = daemonToSteer(flags, config, `indexbot strategies ${verb} ${name} --db ${config.db}`);
+  if (face) {
+    const r = await postControl<{ changed: boolean }>(face, route(name, verb));
+    process.stdout.write(`${name} ${r.changed ? (paused ? 'paused' : 'resumed') : paused ? 'was paused already' : 'was not paused'} (${face.who})\n`);
+    return;
+  }
+  const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger: loggerFor(config) });
+  const names = strategies.map((s) => s.strategy.name);
+  if (!names.includes(name)) {
+    throw new UsageError(`no strategy named "${name}" in ${config.strategies.dir} (there: ${names.join(', ') || 'none'}); pass the --strategies (or --config) the daemon runs with`);
+  }
+  const lock = RunLock.acquire(config.db, `run this again to ${verb} it through that process`);
+  const store = SnapshotStore.open(config.db);
+  try {
+    const changed = markPaused(store, name, paused);
+    const was = paused ? 'was paused already' : 'was not paused';
+    process.stdout.write(
+      `${name} ${changed ? (paused ? 'paused' : 'resumed') : was} in ${config.db}: no process runs on it; the daemon ${paused ? 'starts it paused' : 'delivers its waiting events'} when it starts\n`,
+    );
+  } finally {
+    store.close();
+    lock.release();
+  }
+}
+
 export function registerStrategiesCommand(program: Command): void {
-  const cmd = program.command('strategies').description('inspect strategies and their parked events');
+  const cmd = program.command('strategies').description('inspect, pause and resume strategies, and retry their parked events');
   withConfigFlags(cmd.command('parked').description('list the events parked for each strategy'), 'db').action((flags: { db?: string }) => {
     const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
     try {
@@ -40,10 +98,25 @@ export function registerStrategiesCommand(program: Command): void {
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     // Nothing to retry where there is no database, and none is made there (a mistyped --db would be left behind).
-    if (!existsSync(config.db)) throw new StoreError(`no database at ${config.db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
+    if (!existsSync(config.db)) throw noDatabase(config.db);
+    const face = runningFace(config.db, () => httpToken(flags, process.env), `indexbot strategies retry${flags.strategy === undefined ? '' : ` ${flags.strategy}`} --db ${config.db}`);
+    if (face) {
+      // The running process delivers them: it holds the database, and its strategies are loaded.
+      const names = flags.strategy !== undefined ? [flags.strategy] : parkedStrategies(config.db);
+      let delivered = 0;
+      let stillParked = 0;
+      for (const name of names) {
+        const r = await postControl<{ delivered: number; stillParked: number }>(face, route(name, 'retry'));
+        delivered += r.delivered;
+        stillParked += r.stillParked;
+      }
+      process.stdout.write(`${delivered} of ${delivered + stillParked} parked events delivered; ${stillParked} still parked (${face.who})\n`);
+      if (stillParked > 0) process.exitCode = 1;
+      return;
+    }
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
-    // Another --db would retry nothing: the running process is the way, or its stop.
-    const lock = RunLock.acquire(config.db, `retry through it (\`indexbot status --db ${config.db}\` prints the request for its --http face), or stop it first`);
+    // Started since the look above: the running process is the way now.
+    const lock = RunLock.acquire(config.db, 'run this again to retry through that process');
     const store = SnapshotStore.open(config.db);
     try {
       const parked = store.strategies.parked(flags.strategy);
@@ -66,4 +139,19 @@ export function registerStrategiesCommand(program: Command): void {
       lock.release();
     }
   });
+  for (const paused of [true, false]) {
+    const verb = paused ? 'pause' : 'resume';
+    withConfigFlags(
+      cmd
+        .command(verb)
+        .description(
+          paused ? 'pause a strategy: its events wait for resume (through the running daemon, or in the database when none runs)' : 'resume a paused strategy: each waiting event is delivered once',
+        )
+        .argument('<name>', 'the strategy')
+        .option('--url <url>', "the daemon's HTTP face, such as http://127.0.0.1:9464 (default: the one the daemon on --db recorded)"),
+      'config',
+      'db',
+      'strategies',
+    ).action((name: string, flags: SteerFlags) => steerPause(name, paused, flags));
+  }
 }

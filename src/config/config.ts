@@ -304,6 +304,19 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
 }
 
 /**
+ * The bearer token a command sends to a daemon's HTTP face: `INDEXBOT_HTTP_TOKEN`, else the
+ * config file's `http.token` (`env:NAME` read). Apart from {@link loadConfig}, which resolves
+ * `http` only for a process that serves it.
+ */
+export function httpToken(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.INDEXBOT_HTTP_TOKEN) return env.INDEXBOT_HTTP_TOKEN;
+  const explicit = flags.config ?? env.INDEXBOT_CONFIG;
+  const path = explicit ?? DEFAULT_CONFIG_PATH;
+  const token = readConfigFile(path, explicit !== undefined)?.http?.token;
+  return token === undefined ? undefined : fromEnv(token, 'http.token', path, env);
+}
+
+/**
  * A setting from the first of a flag, an environment variable and the config file that gives
  * it, and a refusal naming that one: a bad flag is a usage error (exit 64) naming the flag, a
  * bad variable or file value a configuration error (exit 78) naming the variable, or the file and key.

@@ -1,5 +1,6 @@
 export {
   loadConfig,
+  httpToken,
   permissionWarnings,
   configFileSchema,
   BOUNDS,

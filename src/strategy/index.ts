@@ -28,5 +28,5 @@ export {
   type LoadOptions,
 } from './loader.ts';
 export { strategySourceHash } from './source-hash.ts';
-export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf, pausedStrategies } from './runtime.ts';
+export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf, markPaused, pausedStrategies } from './runtime.ts';
 export { watchStrategies, type WatchOptions } from './watch.ts';

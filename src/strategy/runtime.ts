@@ -70,9 +70,19 @@ export const consumerOf = (name: string) => `strategy:${name}`;
 /** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
 const PAUSED_KEY = 'pausedStrategies';
 
-/** The strategies paused on this database (by the HTTP face or Telegram); they stay paused across restarts. */
+/** The strategies paused on this database (by the HTTP face, Telegram or the CLI); they stay paused across restarts. */
 export function pausedStrategies(store: SnapshotStore): string[] {
   return store.runtime<string[]>(PAUSED_KEY)?.value ?? [];
+}
+
+/** Records a strategy as paused on this database, or no longer; false when it already was so. */
+export function markPaused(store: SnapshotStore, name: string, paused: boolean): boolean {
+  const names = new Set(pausedStrategies(store));
+  if (names.has(name) === paused) return false;
+  if (paused) names.add(name);
+  else names.delete(name);
+  store.setRuntime(PAUSED_KEY, [...names].sort(), Date.now());
+  return true;
 }
 
 /**
@@ -164,11 +174,7 @@ export class StrategyRuntime {
   }
 
   private setPaused(r: StrategyRunner, paused: boolean): boolean {
-    if (this.pausedNames.has(r.name) === paused) return false;
-    const next = new Set(this.pausedNames);
-    if (paused) next.add(r.name);
-    else next.delete(r.name);
-    this.o.store.setRuntime(PAUSED_KEY, [...next].sort(), Date.now());
+    if (!markPaused(this.o.store, r.name, paused)) return false;
     if (paused) this.pausedNames.add(r.name);
     else this.pausedNames.delete(r.name);
     return true;

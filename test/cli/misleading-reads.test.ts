@@ -34,13 +34,13 @@ describe('reads that must not mislead', () => {
     expect(existsSync(dirname(db))).toBe(false);
   });
 
-  it('strategies retry while a daemon holds the database points at retrying through it, not at another --db (found by trial 23)', async () => {
+  it('strategies retry while a daemon with no HTTP face holds the database says how to reach it, not another --db (found by trial 23)', async () => {
     const db = await databaseWithParkedEvents('test/fixtures/strategies/mixed', 1);
     const lock = RunLock.acquire(db);
     try {
       const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', 'always-throws', '--db', db, '--strategies', 'test/fixtures/strategies/mixed'], { encoding: 'utf8' });
       expect(retry.stderr).toBe(
-        `indexbot: another indexbot (pid ${process.pid}) is already running on ${db}; retry through it (\`indexbot status --db ${db}\` prints the request for its --http face), or stop it first [STORE_LOCKED]\n`,
+        `indexbot: pid ${process.pid} runs on ${db} and recorded no HTTP face yet: try again once it has started, or stop it and run indexbot strategies retry always-throws --db ${db} [CONFIG_INVALID]\n`,
       );
       expect(retry.status).toBe(78);
     } finally {

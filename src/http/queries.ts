@@ -83,7 +83,8 @@ export function recentFills(store: SnapshotStore, strategy: string, limit: numbe
 /**
  * A strategy's paper equity over time, rebuilt from its fills and the cached prices: cash plus
  * each position valued at the price the cache held at that moment (its cost when it held
- * none). Points at every fill and evenly between the first fill and `end`.
+ * none). `points` + 1 points evenly from the first fill to `end`, and one at each fill while
+ * there are no more fills than `points`.
  */
 export function equityCurve(store: SnapshotStore, strategy: string, end: number, points = 200): { t: number; equity: number }[] {
   const account = store.strategies.account(`strategy:${strategy}`);
@@ -93,7 +94,10 @@ export function equityCurve(store: SnapshotStore, strategy: string, end: number,
   const start = fills[0]!.at;
   const last = Math.max(end, fills[fills.length - 1]!.at);
   const step = Math.max(1, (last - start) / points);
-  const times = [...new Set([...fills.map((f) => f.at), ...Array.from({ length: points + 1 }, (_, i) => Math.round(start + i * step))])].sort((a, b) => a - b);
+  const grid = Array.from({ length: points + 1 }, (_, i) => Math.round(start + i * step));
+  // Each fill's step while they are few; past `points`, the grid alone (every fill still counted
+  // between two points): a bot running for months made the page fetch and price one point per fill.
+  const times = fills.length <= points ? [...new Set([...fills.map((f) => f.at), ...grid])].sort((a, b) => a - b) : [...new Set(grid)];
   const priceCache = new Map<string, number | undefined>();
   const priceAt = (instrument: string, t: number): number | undefined => {
     const key = `${instrument}@${t}`;

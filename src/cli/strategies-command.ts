@@ -83,7 +83,7 @@ export function registerStrategiesCommand(program: Command): void {
   withConfigFlags(
     cmd
       .command('retry')
-      .description('deliver parked events again (stop the daemon first: one process per database)')
+      .description("deliver parked events again (through the running daemon's HTTP face, or in the database when none runs)")
       // The name as the dashboard's and Telegram's retry take it, or as --strategy.
       .argument('[name]', 'only this strategy')
       .option('--strategy <name>', 'only this strategy'),

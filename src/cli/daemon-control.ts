@@ -54,29 +54,36 @@ export function runningFace(db: string, token: () => string | undefined, rerun: 
   return { url, token: bearer, who: `pid ${pid} at ${url}` };
 }
 
-/**
- * POSTs a control route of the daemon's HTTP face and returns its JSON answer. Each refusal
- * becomes one line naming what to fix: the token, an unknown strategy, the address.
- */
-export async function postControl<T>(face: DaemonFace, path: string): Promise<T> {
+/** POSTs a control route of the daemon's HTTP face and returns its JSON answer. */
+export function postControl<T>(face: DaemonFace, path: string): Promise<T> {
+  return askDaemon<T>(face, 'POST', path);
+}
+
+/** GETs a route of the daemon's HTTP face (`/api/v1/status`) and returns its JSON answer. */
+export function getFromDaemon<T>(face: DaemonFace, path: string): Promise<T> {
+  return askDaemon<T>(face, 'GET', path);
+}
+
+/** Each refusal becomes one line naming what to fix: the token, an unknown strategy, the address. */
+async function askDaemon<T>(face: DaemonFace, method: 'GET' | 'POST', path: string): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`${face.url}${path}`, {
-      method: 'POST',
-      body: '{}',
-      headers: { 'Content-Type': 'application/json', ...(face.token === undefined ? {} : { Authorization: `Bearer ${face.token}` }) },
+      method,
+      ...(method === 'POST' ? { body: '{}' } : {}),
+      headers: { ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}), ...(face.token === undefined ? {} : { Authorization: `Bearer ${face.token}` }) },
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       redirect: 'error',
     });
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new TimeoutError(`POST ${path}`, REQUEST_TIMEOUT_MS, face.who);
+    if ((e as Error).name === 'TimeoutError') throw new TimeoutError(`${method} ${path}`, REQUEST_TIMEOUT_MS, face.who);
     const cause = (e as { cause?: { code?: string } }).cause;
-    throw new NetworkError(`POST ${path}`, cause?.code, face.who);
+    throw new NetworkError(`${method} ${path}`, cause?.code, face.who);
   }
   const body = (await res.json().catch(() => ({}))) as T & { error?: string };
   if (res.ok) return body;
   const said = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
   if (res.status === 404 && path.startsWith('/api/v1/strategies/')) throw new UsageError(`${face.who}: ${said}`);
   if (res.status === 401) throw new ConfigError(`${face.who}: ${said}: pass the --config whose http.token it runs with, or set INDEXBOT_HTTP_TOKEN`);
-  throw new ConfigError(`${face.who} refused POST ${path} (HTTP ${res.status}): ${said}`);
+  throw new ConfigError(`${face.who} refused ${method} ${path} (HTTP ${res.status}): ${said}`);
 }

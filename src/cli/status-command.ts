@@ -1,16 +1,18 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
-import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type ConfigFlags, httpToken, loadConfig } from '../config/index.ts';
 import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
+import { faceAt, getFromDaemon } from './daemon-control.ts';
 import { intOption, withConfigFlags } from './options.ts';
 
 interface StatusFlags extends ConfigFlags {
+  url?: string;
   json?: boolean;
   check?: boolean;
   maxAgeS: number;
@@ -96,25 +98,38 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print JSON for scripts', false)
     .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
     .option('--max-age-s <s>', 'heartbeat age that --check calls stale', intOption(1, 365 * 86_400), 300)
-    .action((flags: StatusFlags) => {
+    .option('--url <url>', "read a running daemon's HTTP face instead of a database, such as http://127.0.0.1:9464 (token: http.token, or INDEXBOT_HTTP_TOKEN)")
+    .action(async (flags: StatusFlags) => {
+      if (flags.url !== undefined) {
+        // Watched from elsewhere: what the daemon answers is what it would print on its own machine.
+        const face = faceAt(flags.url, httpToken(flags, process.env));
+        report(await getFromDaemon<Status>(face, '/api/v1/status'), flags, ` --url ${face.url}`);
+        return;
+      }
       const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags, flags.check === true) ?? 'data/indexbot.db';
       if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
       const store = SnapshotStore.open(db, { readonly: true });
       try {
-        const status = collectStatus(store, Date.now());
-        if (flags.check) {
-          const beat = status.heartbeat;
-          const fresh = beat !== null && beat.ageS <= flags.maxAgeS;
-          const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
-          process.stdout.write(fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
-          process.exitCode = fresh ? 0 : 1;
-        } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         // A command it advises names what this status was read from: without them it would read another database.
-        else process.stdout.write(render(status, [flags.config === undefined ? '' : ` --config ${flags.config}`, ` --db ${db}`].join('')));
+        report(collectStatus(store, Date.now()), flags, [flags.config === undefined ? '' : ` --config ${flags.config}`, ` --db ${db}`].join(''));
       } finally {
         store.close();
       }
     });
+}
+
+type Status = ReturnType<typeof collectStatus>;
+
+/** Prints a status as the flags ask: the health check's line and exit code, JSON, or text. */
+function report(status: Status, flags: StatusFlags, commandArgs: string): void {
+  if (flags.check) {
+    const beat = status.heartbeat;
+    const fresh = beat !== null && beat.ageS <= flags.maxAgeS;
+    const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
+    process.stdout.write(fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
+    process.exitCode = fresh ? 0 : 1;
+  } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+  else process.stdout.write(render(status, commandArgs));
 }
 
 /**
@@ -139,7 +154,7 @@ function tryConfigDb(flags: ConfigFlags, strict: boolean): string | undefined {
 
 const age = (s: number | null) => (s === null ? 'never' : s < 120 ? `${s}s ago` : s < 7200 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`);
 
-function render(s: ReturnType<typeof collectStatus>, commandArgs: string): string {
+function render(s: Status, commandArgs: string): string {
   const beat = s.heartbeat
     ? `heartbeat: ${'lastStreamReadAt' in s.heartbeat ? 'last event-stream read' : 'last successful poll'} ${age(s.heartbeat.ageS)}`
     : 'heartbeat: no successful poll nor event-stream read yet';

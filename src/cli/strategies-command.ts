@@ -4,28 +4,25 @@ import { type Config, type ConfigFlags, httpToken, loadConfig } from '../config/
 import { ConfigError, StoreError, UsageError } from '../core/index.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { StrategyRuntime, loadStrategies, markPaused } from '../strategy/index.ts';
-import { type DaemonFace, faceAt, postControl, runningFace } from './daemon-control.ts';
+import { type DaemonFace, faceAt, getFromDaemon, postControl, runningFace } from './daemon-control.ts';
 import { loggerFor, withConfigFlags } from './options.ts';
-
-interface RetryFlags extends ConfigFlags {
-  strategy?: string;
-}
 
 interface SteerFlags extends ConfigFlags {
   url?: string;
 }
 
+interface RetryFlags extends SteerFlags {
+  strategy?: string;
+}
+
+const URL_HELP = "the daemon's HTTP face, such as http://127.0.0.1:9464 (default: the one the daemon on --db recorded; token: http.token, or INDEXBOT_HTTP_TOKEN)";
 const noDatabase = (db: string) => new StoreError(`no database at ${db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
 const route = (name: string, action: string) => `/api/v1/strategies/${encodeURIComponent(name)}/${action}`;
 
-/** The strategies with events parked on `db`, read while another process holds it. */
-function parkedStrategies(db: string): string[] {
-  const store = SnapshotStore.open(db, { readonly: true });
-  try {
-    return [...new Set(store.strategies.parked().map((p) => p.strategy))];
-  } finally {
-    store.close();
-  }
+/** The running daemon's strategies with events parked. */
+async function parkedStrategies(face: DaemonFace): Promise<string[]> {
+  const { strategies } = await getFromDaemon<{ strategies: { strategy: string; parked: unknown[] }[] }>(face, '/api/v1/strategies');
+  return strategies.filter((s) => s.parked.length > 0).map((s) => s.strategy);
 }
 
 /** The running daemon a command steers: the one at --url, or the one running on the database; undefined when none runs there. */
@@ -86,7 +83,8 @@ export function registerStrategiesCommand(program: Command): void {
       .description("deliver parked events again (through the running daemon's HTTP face, or in the database when none runs)")
       // The name as the dashboard's and Telegram's retry take it, or as --strategy.
       .argument('[name]', 'only this strategy')
-      .option('--strategy <name>', 'only this strategy'),
+      .option('--strategy <name>', 'only this strategy')
+      .option('--url <url>', URL_HELP),
     'config',
     'db',
     'strategies',
@@ -97,12 +95,10 @@ export function registerStrategiesCommand(program: Command): void {
     flags.strategy ??= name;
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
-    // Nothing to retry where there is no database, and none is made there (a mistyped --db would be left behind).
-    if (!existsSync(config.db)) throw noDatabase(config.db);
-    const face = runningFace(config.db, () => httpToken(flags, process.env), `indexbot strategies retry${flags.strategy === undefined ? '' : ` ${flags.strategy}`} --db ${config.db}`);
+    const face = daemonToSteer(flags, config, `indexbot strategies retry${flags.strategy === undefined ? '' : ` ${flags.strategy}`} --db ${config.db}`);
     if (face) {
       // The running process delivers them: it holds the database, and its strategies are loaded.
-      const names = flags.strategy !== undefined ? [flags.strategy] : parkedStrategies(config.db);
+      const names = flags.strategy !== undefined ? [flags.strategy] : await parkedStrategies(face);
       let delivered = 0;
       let stillParked = 0;
       for (const name of names) {
@@ -148,7 +144,7 @@ export function registerStrategiesCommand(program: Command): void {
           paused ? 'pause a strategy: its events wait for resume (through the running daemon, or in the database when none runs)' : 'resume a paused strategy: each waiting event is delivered once',
         )
         .argument('<name>', 'the strategy')
-        .option('--url <url>', "the daemon's HTTP face, such as http://127.0.0.1:9464 (default: the one the daemon on --db recorded)"),
+        .option('--url <url>', URL_HELP),
       'config',
       'db',
       'strategies',

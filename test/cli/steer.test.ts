@@ -51,6 +51,26 @@ describe('strategies pause and resume from the command line', () => {
     const retry = await runCli(['strategies', 'retry', 'rebalance-front-run', '--config', config()], { BOT_HTTP_TOKEN: TOKEN });
     expect(retry.stdout).toMatch(/^0 of 0 parked events delivered; 0 still parked \(pid \d+ at http:\/\/127\.0\.0\.1:\d+\)\n$/);
     expect(retry.status).toBe(0);
+    const retryAt = await runCli(['strategies', 'retry', '--url', d.url], { INDEXBOT_HTTP_TOKEN: TOKEN });
+    expect(retryAt.stdout).toBe(`0 of 0 parked events delivered; 0 still parked (${new URL(d.url).origin})\n`);
+  }, 60_000);
+
+  it('status --url reads a running daemon from elsewhere: text, JSON, and the health check', async () => {
+    const text = await runCli(['status', '--url', d.url], { INDEXBOT_HTTP_TOKEN: TOKEN });
+    expect(text.stderr).toBe('');
+    expect(text.stdout).toContain(`indexbot status  db ${d.db} `);
+    expect(text.stdout).toMatch(/^daemon: running \(pid \d+\)$/m);
+    expect(text.stdout).toMatch(/^ {2}rebalance-front-run /m);
+    const json = JSON.parse((await runCli(['status', '--json', '--url', d.url], { INDEXBOT_HTTP_TOKEN: TOKEN })).stdout);
+    expect(json.db).toBe(d.db);
+    expect(json.paused).toEqual([]);
+    const check = await runCli(['status', '--check', '--url', d.url], { INDEXBOT_HTTP_TOKEN: TOKEN });
+    expect(check.stdout).toMatch(/^ok: last successful poll \d+s ago\n$/);
+    expect(check.status).toBe(0);
+    // A monitor without the token is told so, and fails.
+    const refused = await runCli(['status', '--check', '--url', d.url]);
+    expect(refused.stderr).toMatch(/^indexbot: \S+: a bearer token is required: pass the --config whose http\.token it runs with, or set INDEXBOT_HTTP_TOKEN \[CONFIG_INVALID\]\n$/);
+    expect(refused.status).toBe(78);
   }, 60_000);
 
   it('name an unknown strategy, a missing or wrong token, and a bad --url in one line each, never echoing the token', async () => {

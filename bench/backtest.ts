@@ -1,7 +1,9 @@
 /**
  * Backtest replay speed and memory, on a synthetic cache of 40 indexes x 4 years of hourly
  * points (15 constituents each, weekly rebalances announced 3 days ahead). Every row below
- * runs in its own process, so its peak RSS is its own:
+ * runs in its own process, so its peak RSS is its own; beside it, what the run keeps (the JS
+ * heap and array buffers in use after a full collection at its end, its result held), which
+ * peak RSS hides under the room V8 gives its young generation and malloc keeps for freed blobs:
  * - bare: a row-by-row better-sqlite3 iterate over the same rows and columns the replay reads
  *   (the plain way to read them; the replay reads them grouped, one row per time);
  * - no-op: the replay into a strategy with an empty handler for every event type;
@@ -146,6 +148,8 @@ interface RunFigures {
   cpuSeconds: number;
   fills: number;
   rssMiB: number;
+  /** The JS heap and array buffers still in use after a full collection, the run's result held: what the replay keeps, apart from how much room V8 and malloc keep beside it. */
+  liveMiB: number;
 }
 
 /** One backtest in this process: what the parent reads from its last line. */
@@ -158,7 +162,16 @@ async function runOnce(path: string, strategyName: string, indexes: number, year
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   cache.close();
-  return { items: r.replayed, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, fills: r.fills.length, rssMiB: process.resourceUsage().maxRSS / 1024 };
+  (globalThis as { gc?: () => void }).gc?.();
+  const memory = process.memoryUsage();
+  return {
+    items: r.replayed,
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    fills: r.fills.length,
+    rssMiB: process.resourceUsage().maxRSS / 1024,
+    liveMiB: (memory.heapUsed + memory.arrayBuffers) / 2 ** 20,
+  };
 }
 
 /** A better-sqlite3 iterate over the rows the replay reads, in its order. */
@@ -308,7 +321,7 @@ function backtestCommand(path: string, indexes: number, years: number): { second
   }
 }
 
-const CHILD_ARGS = ['--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
+const CHILD_ARGS = ['--expose-gc', '--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
 function child<T>(args: string[]): T {
@@ -344,7 +357,7 @@ export async function run(): Promise<void> {
         const r = child<RunFigures>(['--run', path, name, String(indexes), String(years)]);
         const rate = r.items / r.seconds;
         console.log(
-          `  ${indexes}x${years}  ${name.padEnd(28)}  ${rate.toFixed(0).padStart(9)} items/s  ${r.seconds.toFixed(2).padStart(6)} s  ${(rate / bareRate).toFixed(2)}x bare  peak RSS ${r.rssMiB.toFixed(0)} MiB  (${r.items} items, ${r.fills} fills)`,
+          `  ${indexes}x${years}  ${name.padEnd(28)}  ${rate.toFixed(0).padStart(9)} items/s  ${r.seconds.toFixed(2).padStart(6)} s  ${(rate / bareRate).toFixed(2)}x bare  peak RSS ${r.rssMiB.toFixed(0)} MiB, live after GC ${r.liveMiB.toFixed(1)} MiB  (${r.items} items, ${r.fills} fills)`,
         );
         // The worst ratio of the rows: the goal holds for every size.
         if (name === 'noop') summary.noop_ratio = Math.min(Number(summary.noop_ratio ?? Infinity), rate / bareRate).toFixed(2);

@@ -12,7 +12,7 @@ export interface DaemonFace {
 /** How long a control request may take: a retry runs handlers, each within its own timeout. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** `--url` as given: an http(s) address with nothing but a host and port. */
+/** `--url` as given: an http(s) address, with the path a reverse proxy serves the face under, if any. */
 export function faceAt(raw: string, token: string | undefined): DaemonFace {
   let url: URL | undefined;
   try {
@@ -20,10 +20,15 @@ export function faceAt(raw: string, token: string | undefined): DaemonFace {
   } catch {
     // Refused below, naming the value.
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+  if (url && (url.username || url.password)) {
+    // Not echoed: what stands before the @ may be a password.
+    throw new UsageError("--url: expected the daemon's HTTP address without credentials (the token goes in INDEXBOT_HTTP_TOKEN or http.token)");
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new UsageError(`--url: expected the daemon's HTTP address such as http://127.0.0.1:9464, got ${JSON.stringify(raw)}`);
   }
-  return { url: url.origin, token, who: url.origin };
+  const base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  return { url: base, token, who: base };
 }
 
 /**

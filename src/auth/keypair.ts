@@ -47,7 +47,8 @@ export class WalletKeypair {
     try {
       text = readFileSync(path, 'utf8');
     } catch (e) {
-      throw new KeypairError(`cannot read keypair file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new KeypairError(code === 'ENOENT' ? `keypair file ${path} does not exist` : `cannot read keypair file ${path}: ${code ?? 'error'}`);
     }
     let parsed: unknown;
     try {

@@ -1,11 +1,11 @@
-import { accessSync, constants, existsSync, statSync, statfsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmdirSync, statSync, statfsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HttpSender, testAlert } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
-import { tierLimits } from '../contract/index.ts';
-import { ForbiddenError, IndexbotError, StoreError, silentLogger } from '../core/index.ts';
+import { TIER_LIMITS, tierLimits } from '../contract/index.ts';
+import { ForbiddenError, IndexbotError, StoreError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient } from './daemon.ts';
@@ -55,9 +55,13 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       // Nothing is made at a path with no database (a mistyped --db would be left behind): `run` makes it.
       beside = nearestDirectory(dirname(resolve(config.db)));
       try {
-        accessSync(beside, constants.W_OK);
-      } catch {
-        throw new StoreError(`no database at ${config.db}, and ${beside} is not writable: \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
+        // Made and removed at once: access(W_OK) passed /proc, where nothing can be made (trial 25).
+        rmdirSync(mkdtempSync(join(beside, '.indexbot-doctor-')));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? 'error';
+        // ENOENT making a file in a directory that exists: /proc, /sys.
+        const why = code === 'ENOENT' ? 'a /proc or /sys path' : (WHY_NOT_WRITABLE[code] ?? code);
+        throw new StoreError(`no database at ${config.db}, and nothing can be made in ${beside} (${why}): \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
       }
       add(
         'WARN',
@@ -79,7 +83,14 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     if (!store) {
       add('FAIL', 'server', 'not checked: the database is needed to keep tokens');
     } else {
-      await checkServer(config, createClient(config, store, silentLogger), add);
+      let client: IndexClient | undefined;
+      try {
+        client = createClient(config, store, silentLogger);
+      } catch (e) {
+        // A keypair that cannot be read: said among the other checks, which go on (trial 25: doctor printed that line alone).
+        add('FAIL', 'credentials', explain(e));
+      }
+      if (client) await checkServer(config, client, add);
     }
   } finally {
     store?.close();
@@ -171,7 +182,16 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
     );
   else if (gate.limit < configured)
     add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
-  else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);
+  else if (gate.serverLimit !== undefined && gate.serverLimit > configured) {
+    // Paced to the configured tier, the bot uses a fraction of what the key allows (trial 25: this said "agrees").
+    const allowed = gate.serverLimit;
+    const tier = Object.entries(TIER_LIMITS).find(([, l]) => l.limit === allowed)?.[0];
+    add(
+      'WARN',
+      'rate limits',
+      `the server allows ${allowed} requests per window, more than tier ${config.tier} (${configured}) the config says: set "tier": "${tier ?? 'enterprise'}"${tier ? '' : ' with "enterpriseLimits"'} to use them`,
+    );
+  } else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);
 }
 
 export function registerDoctorCommand(program: Command): void {

@@ -25,10 +25,11 @@ export function registerLoginCommand(program: Command): void {
     const keypairPath = flags.keypair ?? config.walletKeypairPath;
     if (!keypairPath) throw new ConfigError('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');
     const logger = createLogger({ level: 'warn', format: config.logFormat });
+    // Read first: a missing file is a KeypairError naming it, not stat's ENOENT (trial 25: exit 70, "a bug").
+    const keypair = WalletKeypair.fromFile(keypairPath);
     if ((statSync(keypairPath).mode & 0o077) !== 0) {
       logger.warn({ file: keypairPath }, 'the keypair file is readable by group or others; chmod 600 it');
     }
-    const keypair = WalletKeypair.fromFile(keypairPath);
     const store = SnapshotStore.open(config.db);
     try {
       const client = new IndexClient({ baseUrl: config.baseUrl, keypair, tokenStore: store, windowMs: config.windowMs, logger });

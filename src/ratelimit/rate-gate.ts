@@ -64,6 +64,8 @@ export interface RateGateState {
   name: string;
   /** Requests per window the gate paces to (tightened by the server's headers). */
   limit: number;
+  /** The server's last X-RateLimit-Limit: above `limit`, the credential allows more than the configured tier. */
+  serverLimit?: number;
   burst: number;
   windowMs: number;
   /** Tokens the gate holds now. */
@@ -135,6 +137,7 @@ export class RateGate {
   private consecutive429 = 0;
   private rateLimited = 0;
   private serverModel: ServerModel = 'unknown';
+  private serverLimit: number | undefined;
   private lastObserved: { seq: number; remaining: number; resetAt: number | undefined } | undefined;
   private estimatedRemaining: number | undefined;
   private resetAt: number | undefined;
@@ -218,6 +221,7 @@ export class RateGate {
       queued: this.admission.size + this.admission.pending,
       inFlight: this.inFlight,
       serverModel: this.serverModel,
+      ...(this.serverLimit === undefined ? {} : { serverLimit: this.serverLimit }),
       sent: this.admitted,
       rateLimited: this.rateLimited,
       ...(this.shared ? { shared: this.shared.state() } : {}),
@@ -369,6 +373,7 @@ export class RateGate {
 
   private observe(permit: Permit, seen: RateLimitObservation): void {
     const now = this.clock.now();
+    if (seen.limit !== undefined) this.serverLimit = seen.limit;
     if (seen.limit !== undefined && seen.limit < this.limit) {
       this.logger.info({ gate: this.name, configured: this.limit, server: seen.limit }, 'server limit is lower than configured; pacing to it');
       this.limit = seen.limit;

@@ -89,4 +89,26 @@ describe('indexbot doctor against the sandbox', () => {
     );
     expect(keyless.code).toBe(1);
   });
+
+  it('warns when the key allows more than the configured tier: paced to the tier, the bot uses a fraction of it (found by trial 25: it said "agrees")', async () => {
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), { tier: 'basic' })], { INDEXBOT_API_KEY: healthy.key });
+    expect(r.out).toMatch(/WARN {2}rate limits +the server allows 1000 requests per window, more than tier basic \(300\) the config says: set "tier": "premium" to use them/);
+    expect(r.out).not.toContain('agrees');
+    expect(r.code).toBe(0);
+  });
+
+  it('reports a keypair file that does not exist among its checks, naming the file (found by trial 25: one line and exit 78, the path redacted)', async () => {
+    const missing = join(dirname(tempDbPath()), 'nokey.json');
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), { tier: 'standard' })], { INDEXBOT_API_KEY: '', INDEXBOT_WALLET_KEYPAIR: missing });
+    expect(r.out).toContain(`FAIL  credentials      keypair file ${missing} does not exist [WALLET_KEYPAIR_INVALID]`);
+    expect(r.out).toMatch(/WARN {2}database +no database at /);
+    expect(r.out).toMatch(/(PASS|WARN) {2}strategies /);
+    expect(r.code).toBe(1);
+  });
+
+  it('fails a database path where nothing can be made, as /proc (found by trial 25: "/proc is writable")', async () => {
+    const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {}), '--db', '/proc/indexbot-doctor.db'], { INDEXBOT_API_KEY: healthy.key });
+    expect(r.out).toMatch(/FAIL {2}database +no database at \/proc\/indexbot-doctor\.db, and nothing can be made in \/proc \([^)]+\): `indexbot run` could not make one there \[STORE_UNAVAILABLE\]/);
+    expect(r.code).toBe(1);
+  });
 });

@@ -44,4 +44,17 @@ describe('indexbot login', () => {
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain('no keypair: pass --keypair FILE or set INDEXBOT_WALLET_KEYPAIR');
   });
+
+  it('names a keypair file that does not exist, as a config error, from the flag or the environment (found by trial 25: exit 70 "a bug", or the path redacted)', async () => {
+    const db = tempDbPath();
+    const missing = join(dirname(db), 'nokey.json');
+    for (const [args, env] of [
+      [['--keypair', missing], {}],
+      [[], { INDEXBOT_WALLET_KEYPAIR: missing }],
+    ] as const) {
+      const res = await cli(['login', '--base-url', sb.baseUrl, '--db', db, ...args], env);
+      expect(res.stderr).toBe(`indexbot: keypair file ${missing} does not exist [WALLET_KEYPAIR_INVALID]\n`);
+      expect(res.status).toBe(78);
+    }
+  });
 });

@@ -66,6 +66,16 @@ export const paramsOption = (raw: string, previous: Record<string, unknown>[] = 
   return [...previous, value as Record<string, unknown>];
 };
 
+/**
+ * Refuses a param that --params fixes and a grid or space (`source`) varies: the varied value
+ * would win, and the flag be ignored without a word (trial 25: `--params '{"notionalUsd":5}'`
+ * beside a grid of notionalUsd ran the grid's values alone).
+ */
+export function refuseFixedAndVaried(given: readonly Record<string, unknown>[], varied: readonly string[], source: string): void {
+  const both = [...new Set(given.flatMap((p) => Object.keys(p)))].filter((k) => varied.includes(k));
+  if (both.length > 0) throw new UsageError(`--params sets ${both.join(', ')}, which ${source} also varies: give ${both.length > 1 ? 'each' : 'it'} in one of them`);
+}
+
 /** A grid file `{ "param": [v1, v2], ... }` as every combination, in a stable order. */
 export function gridCombinations(file: string): Record<string, unknown>[] {
   let grid: unknown;
@@ -159,6 +169,7 @@ export function registerBacktestCommand(program: Command): void {
     const base = config.strategies.params[strategy.name] ?? {};
     const given = flags.params ?? [{}];
     const sets = flags.grid ? gridCombinations(flags.grid) : [undefined];
+    if (flags.grid) refuseFixedAndVaried(given, Object.keys(sets[0] ?? {}), `--grid ${flags.grid}`);
     const runs = sets.flatMap((g, gi) =>
       given.map((p, pi) =>
         withParamsFrom(

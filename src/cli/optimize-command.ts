@@ -8,7 +8,17 @@ import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, SAMPLERS, type Sampler, decode, optimize, ranked, readSpace, readTrials, renderOptimizePage, shortValue, sweepRunner } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { strategySourceHash } from '../strategy/index.ts';
-import { type BacktestInputFlags, failOnHandlerErrors, paramsOption, paramsSource, researchInputs, resolveStrategy, withBacktestInputOptions, withParamsFrom } from './backtest-command.ts';
+import {
+  type BacktestInputFlags,
+  failOnHandlerErrors,
+  paramsOption,
+  paramsSource,
+  refuseFixedAndVaried,
+  researchInputs,
+  resolveStrategy,
+  withBacktestInputOptions,
+  withParamsFrom,
+} from './backtest-command.ts';
 import { LOG_FLAGS, choiceOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface OptimizeFlags extends ConfigFlags, BacktestInputFlags {
@@ -49,7 +59,7 @@ export function registerOptimizeCommand(program: Command): void {
         `a batch's trials at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short batch; never changes the trials)`,
         intOption(1, MAX_WORKERS),
       )
-      .option('--params <json>', "fixed params under the sampled ones, over the config's", paramsOption)
+      .option('--params <json>', "fixed params beside the sampled ones (a param in both is refused), over the config's", paramsOption)
       .option('--top <n>', 'best trials to print', intOption(1, 1000), 10)
       .option('--out <dir>', 'the study directory (default data/optimize/<study id>)')
       .option('--json', 'print the trials, best first, as JSON')
@@ -71,6 +81,11 @@ export function registerOptimizeCommand(program: Command): void {
       const logger = loggerFor(config);
       const loaded = await resolveStrategy(flags.strategy, config, logger);
       const space = readSpace(flags.space, loaded.strategy);
+      refuseFixedAndVaried(
+        flags.params ?? [],
+        space.map((d) => d.key),
+        `--space ${flags.space}`,
+      );
       const configParams = config.strategies.params[loaded.strategy.name] ?? {};
       const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
       const base = { ...configParams, ...givenParams };

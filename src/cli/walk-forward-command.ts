@@ -12,6 +12,7 @@ import {
   type BacktestInputFlags,
   failOnHandlerErrors,
   gridCombinations,
+  refuseFixedAndVaried,
   paramsOption,
   paramsSource,
   researchInputs,
@@ -55,7 +56,7 @@ export function registerWalkForwardCommand(program: Command): void {
       .option('--step <duration>', 'how far each window moves on (default --test; at least --test)', durationOption)
       .option('--anchored', 'every training window starts at --from and grows')
       .option('--metric <name>', `what the best params maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
-      .option('--params <json>', "fixed params under the grid's, over the config's", paramsOption)
+      .option('--params <json>', "fixed params beside the grid's (a param in both is refused), over the config's", paramsOption)
       .option('--workers <n>', `backtests at once, on this thread and worker threads (default the number of cores, ${availableParallelism()}, fewer for a short sweep)`, intOption(1, MAX_WORKERS))
       .option('--out <dir>', 'where walk-forward.json and walk-forward.html go (default data/walk-forward/<id>)')
       .option('--json', 'print the result as JSON')
@@ -72,6 +73,7 @@ export function registerWalkForwardCommand(program: Command): void {
     const givenParams: Record<string, unknown> = Object.assign({}, ...(flags.params ?? []));
     const base = { ...configParams, ...givenParams };
     const sets = gridCombinations(flags.grid);
+    refuseFixedAndVaried(flags.params ?? [], Object.keys(sets[0] ?? {}), `--grid ${flags.grid}`);
     const grid = sets.map((g) => ({ ...base, ...g }));
     // Every candidate is checked against the schema before hours of replays.
     for (const [i, p] of grid.entries()) {

@@ -50,9 +50,19 @@ describe('a set of params the strategy refuses', () => {
     const sweep = refused(['backtest', '--grid', grid, '--params', '{"maxTokens":0.5}', '--params', '{"maxTokens":2}']);
     expect(sweep.status).toBe(64);
     expect(sweep.stderr).toContain(`indexbot: --grid ${grid}, set 1 of 2 {"holdHours":6} over --params set 1 of 2 {"maxTokens":0.5}: `);
-    // The grid's own value is at fault, though --params gave the same key: the grid's set is over it.
-    const overridden = refused(['backtest', '--grid', gridFile({ holdHours: [6, -1] }), '--params', '{"holdHours":12}']);
-    expect(overridden.status).toBe(78);
+  });
+
+  it('refuses a param that --params fixes and the grid or the space varies, for backtest, walk-forward and optimize (found by trial 25: the flag was ignored)', () => {
+    const grid = gridFile({ holdHours: [6, 12], maxTokens: [1, 2] });
+    for (const command of [['backtest'], ['walk-forward', '--train', '30d', '--test', '7d']]) {
+      const r = refused([...command, '--grid', grid, '--params', '{"holdHours":24}', '--params', '{"holdHours":48,"maxTokens":3}']);
+      expect(r.stderr).toBe(`indexbot: --params sets holdHours, maxTokens, which --grid ${grid} also varies: give each in one of them [USAGE_INVALID]\n`);
+      expect(r.status).toBe(64);
+    }
+    const space = gridFile({ holdHours: [1, 96] });
+    const r = refused(['optimize', '--space', space, '--trials', '3', '--params', '{"holdHours":24}']);
+    expect(r.stderr).toBe(`indexbot: --params sets holdHours, which --space ${space} also varies: give it in one of them [USAGE_INVALID]\n`);
+    expect(r.status).toBe(64);
   });
 
   it('tells the layer of the key at fault: a --params value over a good config value is a bad flag (64), a bad config value under a good --params a bad file (78) (found by a trial)', () => {

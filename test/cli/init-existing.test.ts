@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mergePackageJson } from '../../src/cli/project-commands.ts';
+import { loadConfig } from '../../src/config/index.ts';
 
 const init = (dir: string) => spawnSync(process.execPath, [resolve('bin/indexbot.js'), 'init', '.'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
 
@@ -30,6 +31,17 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(unit).not.toContain('__');
     // A bad flag (64) is as permanent as a bad config (78): systemd must not restart either every 5 s.
     expect(unit).toMatch(/^RestartPreventExitStatus=64 78$/m);
+  });
+
+  it('writes a config whose tier follows the credential: a wallet user is not told to fix a "basic" they never set (found by trial 25)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...npmInitThenInstall, type: 'module' }, null, 2));
+    expect(init(dir).status).toBe(0);
+    const config = join(dir, 'config/indexbot.json');
+    const tier = (env: Record<string, string>) => loadConfig({ config }, env, { server: false, services: false }).tier;
+    expect(tier({})).toBe('public');
+    expect(tier({ INDEXBOT_API_KEY: 'sk_live_0123456789abcdef' })).toBe('basic');
+    expect(tier({ INDEXBOT_WALLET_KEYPAIR: join(dir, 'id.json') })).toBe('standard');
   });
 
   it('writes the project files and adds to package.json what it lacks, keeping what it has', () => {

@@ -3,7 +3,7 @@ import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSour
 import { WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger, demoted } from '../core/index.ts';
+import { type Clock, ConfigError, IndexbotError, type Logger, demoted } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BotControl, RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
@@ -48,6 +48,8 @@ export interface Daemon {
   strategies: string[];
   /** Where the HTTP face listens, when it is on. */
   httpUrl: string | undefined;
+  /** Settles with why the bot cannot go on by itself (the server refuses its credential): its caller stops it and exits with that error. */
+  failed: Promise<IndexbotError>;
   stop(): Promise<void>;
 }
 
@@ -92,9 +94,20 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces);
     started.push(() => runtime.stop());
     started.push(() => alerts.stop());
+    let fail!: (e: IndexbotError) => void;
+    const failed = new Promise<IndexbotError>((resolve) => (fail = resolve));
     const poller = new Poller({
       client,
       store: openStore,
+      // Trial 25: a key revoked while the bot ran was retried for ever, every job logging a 401, and systemd never learnt a human must act.
+      onCredentialRefused: ({ since, refusals, error }) =>
+        fail(
+          new IndexbotError(
+            `the server has refused the credential on every poll since ${new Date(since).toISOString()} (${refusals} polls, the last: ${error.message}): revoked or expired? set a valid INDEXBOT_API_KEY (or run indexbot login again) and restart`,
+            'API_UNAUTHORIZED',
+            'operational',
+          ),
+        ),
       jobs: plan.jobs,
       driftThreshold: config.driftThreshold,
       logger: logger.child({ component: 'poller' }),
@@ -145,6 +158,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       indexes,
       strategies: runtime.names,
       httpUrl: faces.url,
+      failed,
       async stop() {
         await inTurn([
           () => clearInterval(statusTimer),

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { RemoteFaces } from '../http/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
-import { ConfigError, UsageError } from '../core/index.ts';
+import { ConfigError, type IndexbotError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
 import { redactRedisUrl, refusedCredentials } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
@@ -20,8 +20,9 @@ export interface RoleFlags {
   group?: string;
 }
 
-/** What `stop()`s a running role, whichever it is. */
+/** What `stop()`s a running role, whichever it is, and tells when it cannot go on (a runner polls nothing: never). */
 export interface RunningRole {
+  failed?: Promise<IndexbotError>;
   stop(): Promise<void>;
 }
 
@@ -67,6 +68,7 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
     publisher.start();
     logger.info({ role }, 'collector: publishing every event to the event stream');
     return {
+      failed: daemon.failed,
       async stop() {
         await publisher!.stop();
         await daemon.stop();

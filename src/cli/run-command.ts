@@ -19,8 +19,17 @@ export function registerRunCommand(program: Command): void {
       // Listening before the start: a signal while it runs stops the bot once started, with its lock released, rather than killing it mid-start.
       const stopAsked = untilSignal();
       const daemon = await startRole(config, flags, { logger, watch: flags.watch === true });
-      const signal = await stopAsked;
-      logger.info({ signal }, flags.role === 'strategies' ? 'stopping: no new reads of the event stream; finishing the events in hand' : 'stopping: no new polls; waiting for those in flight');
+      const ended = await Promise.race([stopAsked.then((signal) => ({ signal })), ...(daemon.failed ? [daemon.failed.then((error) => ({ error }))] : [])]);
+      if ('error' in ended) {
+        logger.error({ code: ended.error.code }, `stopping: ${ended.error.message}`);
+        await daemon.stop();
+        // The last catch says it on one line, and exits 78: a service manager does not restart it.
+        throw ended.error;
+      }
+      logger.info(
+        { signal: ended.signal },
+        flags.role === 'strategies' ? 'stopping: no new reads of the event stream; finishing the events in hand' : 'stopping: no new polls; waiting for those in flight',
+      );
       await daemon.stop();
     });
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import cron, { type ScheduledTask } from 'node-cron';
 import { type IndexClient, SNAPSHOT_PRIORITY } from '../api/index.ts';
-import { type Clock, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
+import { type Clock, IndexbotError, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import type { Rebalance } from '../contract/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type SnapshotStore, failureFields, storeFailure } from '../store/index.ts';
@@ -36,11 +36,20 @@ export interface PollerOptions {
    * server's slowness, not a scheduling delay). For metrics and benchmarks.
    */
   onPoll?: (p: { job: string; ok: boolean; lateMs: number; durationMs: number }) => void;
+  /**
+   * Called once when the server has refused the credential (HTTP 401) on
+   * {@link CREDENTIAL_REFUSALS} polls in a row, with none succeeding between, over at least two
+   * of the shortest job interval: a key revoked or expired while the bot runs. Retrying never
+   * succeeds then; the daemon stops (exit 78) so that a human acts, as at its start.
+   */
+  onCredentialRefused?: (refused: { since: number; refusals: number; error: Error }) => void;
 }
 
 const TICK_MS = 1_000;
 /** A high-priority job's backoff stops at this many of its intervals. */
 const URGENT_BACKOFF_INTERVALS = 4;
+/** Refused polls in a row that say the credential is gone, not a server's passing mistake. */
+export const CREDENTIAL_REFUSALS = 3;
 
 interface JobRun {
   job: PollJob;
@@ -70,6 +79,10 @@ export class Poller {
   private stopping = false;
   /** Announced rebalances whose added tokens were looked up already. */
   private readonly pricedRebalances = new Set<string>();
+  /** The 401s since the last poll that succeeded, if any, and whether onCredentialRefused was called. */
+  private refused: { since: number; count: number } | undefined;
+  private refusalReported = false;
+  private readonly shortestIntervalMs: number;
 
   constructor(private readonly o: PollerOptions) {
     this.clock = o.clock ?? systemClock;
@@ -78,6 +91,7 @@ export class Poller {
     this.driftThreshold = o.driftThreshold ?? 0.02;
     this.backoffBaseMs = o.backoffBaseMs ?? 5_000;
     this.backoffMaxMs = o.backoffMaxMs ?? 300_000;
+    this.shortestIntervalMs = Math.min(...o.jobs.map((j) => j.intervalMs));
     // Each shutdown signal is shared by every request, each adding a listener while it waits or runs.
     setMaxListeners(0, this.abort.signal, this.stopWaiting.signal);
     const now = this.clock.now();
@@ -184,6 +198,15 @@ export class Poller {
     return events;
   }
 
+  /** Counts a 401; other failures (a 5xx between two) say nothing of the credential either way. */
+  private credentialRefused(error: Error): void {
+    const now = this.clock.now();
+    this.refused = { since: this.refused?.since ?? now, count: (this.refused?.count ?? 0) + 1 };
+    if (this.refusalReported || this.refused.count < CREDENTIAL_REFUSALS || now - this.refused.since < 2 * this.shortestIntervalMs) return;
+    this.refusalReported = true;
+    this.o.onCredentialRefused?.({ since: this.refused.since, refusals: this.refused.count, error });
+  }
+
   /** Whether `e` is the stop itself: the grace ran out (abort), or the request was still waiting its turn. */
   private stoppedBy(e: unknown): boolean {
     return this.abort.signal.aborted || e === this.stopWaiting.signal.reason;
@@ -204,6 +227,7 @@ export class Poller {
         this.logger.warn({ job: job.name, error: snapshot.error?.toJSON() }, 'payload failed validation; stored as rejected');
       }
       this.o.store.recordJobRun(job.name, fetchedAt);
+      this.refused = undefined;
       run.failures = 0;
       run.nextDueAt = started + job.intervalMs;
       ok = true;
@@ -223,7 +247,8 @@ export class Poller {
       run.nextDueAt = this.clock.now() + delay * (0.8 + 0.4 * this.random());
       // A store failure rolled the whole poll back: the next run fetches and stores it again.
       const failure = storeFailure(e);
-      this.logger.error({ job: job.name, failures: run.failures, retryInMs: run.nextDueAt - this.clock.now(), error: errorFields(failure) }, 'poll failed');
+      this.logger.error({ job: job.name, failures: run.failures, retryInMs: Math.round(run.nextDueAt - this.clock.now()), error: errorFields(failure) }, 'poll failed');
+      if (failure instanceof IndexbotError && failure.code === 'API_UNAUTHORIZED') this.credentialRefused(failure);
       try {
         this.o.store.recordJobRun(job.name, this.clock.now(), failure instanceof Error ? failure.message : String(failure));
       } catch (storeError) {

@@ -107,6 +107,40 @@ describe('Poller', () => {
     expect(poller.schedule()[0]!.failures).toBe(0);
   });
 
+  it('reports a credential the server refuses on 3 polls in a row over two intervals, once; a good answer between starts the count again (found by trial 25: retried for ever)', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const unauthorized = { status: 401, body: { success: false, error: { code: 'UNAUTHORIZED', message: 'invalid API key' }, meta: {} } };
+    // Refused, except one good composition at 12 s; then refused for good.
+    const fake = fakeTransport((req) => (req.path.endsWith('composition') && clock.now() - start === 12_000 ? { body: comp(1) } : unauthorized), clock);
+    const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0, clock });
+    const reports: { since: number; refusals: number; error: Error }[] = [];
+    const poller = new Poller({
+      client,
+      store: SnapshotStore.open(tempDbPath()),
+      jobs: [
+        { name: 'composition:sindex', kind: 'composition', indexId: 'sindex', intervalMs: 4_000 },
+        { name: 'performance:sindex', kind: 'performance', indexId: 'sindex', intervalMs: 4_000 },
+      ],
+      clock,
+      random: () => 0.5,
+      backoffBaseMs: 4_000,
+      onCredentialRefused: (r) => reports.push(r),
+    });
+    const reportedAt: number[] = [];
+    for (let s = 0; s < 60; s++) {
+      await Promise.all(poller.tick());
+      if (reports.length > reportedAt.length) reportedAt.push(clock.now() - start);
+      await clock.advance(1_000);
+    }
+    // 0 s: two refusals (too soon: under two intervals); 4 s: backed off; 12 s: composition good, count reset.
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.refusals).toBeGreaterThanOrEqual(3);
+    expect(reports[0]!.since - start).toBeGreaterThanOrEqual(12_000);
+    expect(reportedAt[0]! - (reports[0]!.since - start)).toBeGreaterThanOrEqual(8_000);
+    expect(reports[0]!.error.message).toMatch(/HTTP 401/);
+  });
+
   it('after downtime catches up with one fetch per job, not a burst', async () => {
     const clock = new ManualClock();
     const store = SnapshotStore.open(tempDbPath());

@@ -299,6 +299,8 @@ export function backtestInputs(
   logger: Logger,
   strategy: Pick<Strategy, 'indexes'>,
 ): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
+  // Before what the cache holds: the backfill a missing range is told to run would be refused the same way (trial 25).
+  if (flags.from !== undefined && flags.to !== undefined) checkRange({ flag: '--from', at: flags.from }, { flag: '--to', at: flags.to });
   // The strategy's own list before the cache's: its handlers hear no other index, and another's hole would stop its run.
   const asked = flags.indexes ?? (strategy.indexes === undefined || strategy.indexes === 'all' ? undefined : [...strategy.indexes]);
   const span = cache.history.span(flags.interval, asked ?? (config.indexes === 'all' ? undefined : config.indexes));

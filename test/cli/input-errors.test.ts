@@ -57,6 +57,12 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
       '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z',
     );
     expectOneLine(await runCli(['backtest', '--strategy', 'rebalance-alert', '--from', '2026-11-05', '--to', '2026-11-05'], env), 64, '--from 2026-11-05T00:00:00Z is not before --to');
+    // An interval the cache lacks: it told to run a backfill over the same reversed range, which is refused too (trial 25).
+    expectOneLine(
+      await runCli(['backtest', '--strategy', 'rebalance-alert', '--interval', '1d', '--from', '2026-09-01', '--to', '2026-06-01'], env),
+      64,
+      '--from 2026-09-01T00:00:00Z is not before --to 2026-06-01T00:00:00Z',
+    );
   });
 
   it('backtest: --from past the cache is one line naming the flag and what the cache holds', async () => {

@@ -2,6 +2,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
+import { refuseNonFile } from './database-path.ts';
 
 /** How long a loser waits for the winner to write its pid, to name it. */
 const HOLDER_PID_WAIT_MS = 1_000;
@@ -23,6 +24,7 @@ export class RunLock {
   static acquire(dbPath: string, remedy = 'stop it first or use another --db'): RunLock {
     const path = `${dbPath}.lock`;
     const pidPath = `${path}.pid`;
+    refuseNonFile(dbPath);
     // Taken before the store opens (and creates the directory), so it makes the directory too.
     try {
       makeDirectories(dirname(path));

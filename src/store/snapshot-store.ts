@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -7,6 +7,7 @@ import type { StoredTokens, TokenStore } from '../auth/index.ts';
 import { type Composition, INTERVAL_MS, type IndexSummary, type Performance, type Rebalance, type Token } from '../contract/index.ts';
 import { StoreError, StoreWriteError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
+import { refuseNonFile } from './database-path.ts';
 import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
 import { OutboxTables } from './outbox-tables.ts';
@@ -133,10 +134,10 @@ export class SnapshotStore implements TokenStore {
 
   static open(path: string, options: OpenStoreOptions = {}): SnapshotStore {
     // What SQLite says of these ("unable to open database file", "disk I/O error") names neither cause.
-    if (options.readonly && path !== ':memory:') {
-      if (!existsSync(path)) throw new StoreError(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`, 'STORE_UNAVAILABLE');
-      if (statSync(path).isDirectory()) throw new StoreError(`${path} is a directory, not a database file; pass --db a file`, 'STORE_UNAVAILABLE');
+    if (options.readonly && path !== ':memory:' && !existsSync(path)) {
+      throw new StoreError(`no database at ${path}: fill one with \`indexbot backfill\` (or \`indexbot run\`), or pass --db`, 'STORE_UNAVAILABLE');
     }
+    refuseNonFile(path);
     if (!options.readonly && path !== ':memory:') {
       try {
         makeDirectories(dirname(path));

@@ -5,6 +5,20 @@
 // developing.
 import { existsSync } from 'node:fs';
 
+// The commands that wait for a stop signal install their handler once their code has loaded
+// (half a second from source); one sent before then killed the process with 143 and no line
+// (trial 25). It is kept for them (src/cli/options.ts, onStopSignal), and they stop as soon as
+// they have started; a second one ends the process at once, as it would after.
+if (['run', 'demo', 'sandbox'].includes(process.argv[2] ?? '')) {
+  const early = (signal) => {
+    if (process[Symbol.for('indexbot.earlyStop')]) process.exit(signal === 'SIGINT' ? 130 : 143);
+    process[Symbol.for('indexbot.earlyStop')] = signal;
+  };
+  process[Symbol.for('indexbot.earlyStopHandler')] = early;
+  process.on('SIGINT', early);
+  process.on('SIGTERM', early);
+}
+
 const source = new URL('../src/cli/main.ts', import.meta.url);
 if (existsSync(source)) {
   await import('../scripts/register-source-imports.mjs');

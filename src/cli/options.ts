@@ -80,6 +80,21 @@ export function onStopSignal(handler: (signal: NodeJS.Signals) => void): () => v
     stop();
     handler(signal);
   };
+  // What bin/indexbot.js kept while the code loaded: this handler takes over from it.
+  const host = process as unknown as Record<symbol, unknown>;
+  const early = host[Symbol.for('indexbot.earlyStopHandler')] as ((signal: NodeJS.Signals) => void) | undefined;
+  if (early) {
+    process.off('SIGINT', early);
+    process.off('SIGTERM', early);
+    delete host[Symbol.for('indexbot.earlyStopHandler')];
+  }
+  const came = host[Symbol.for('indexbot.earlyStop')] as NodeJS.Signals | undefined;
+  if (came) {
+    delete host[Symbol.for('indexbot.earlyStop')];
+    // A second signal then ends the process, as the default would.
+    queueMicrotask(() => handler(came));
+    return () => {};
+  }
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   return stop;

@@ -101,4 +101,17 @@ describe('startDaemon', () => {
     expect(output.indexOf('indexbot stopped')).toBeGreaterThan(output.indexOf('indexbot running'));
     expect(lockIsFree(db)).toBe(true);
   });
+
+  it('indexbot run: a SIGTERM before its code has loaded stops it once started too (found by trial 25: exit 143 and no line)', { timeout: 30_000 }, async () => {
+    const db = tempDbPath();
+    const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
+    // Node itself is up in tens of milliseconds; the command's modules take hundreds more.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const output = daemon.output();
+    expect(output.indexOf('indexbot stopped')).toBeGreaterThan(output.indexOf('indexbot running'));
+    expect(output.indexOf('indexbot running')).toBeGreaterThan(0);
+    expect(lockIsFree(db)).toBe(true);
+  });
 });

@@ -102,7 +102,9 @@ export function registerDemoCommand(program: Command): void {
         onFill: (strategy, f, label) =>
           out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${label} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });
-      out(`Following ${daemon.indexes.join(', ')} with strategies ${daemon.strategies.join(', ')}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
+      // An empty strategies folder: said so, not "with strategies ;" (trial 25).
+      const running = daemon.strategies.length > 0 ? `with strategies ${daemon.strategies.join(', ')}` : `with no strategy (none in ${config.strategies.dir})`;
+      out(`Following ${daemon.indexes.join(', ')} ${running}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       out(`Dashboard: ${daemon.httpUrl}/  (metrics at ${daemon.httpUrl}/metrics)`);
       const stop = await Promise.race([
         stopAsked,

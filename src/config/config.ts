@@ -81,7 +81,10 @@ export const configFileSchema = z.strictObject({
   rateWindowMs: z.number().int().min(BOUNDS.rateWindowMs.min).max(BOUNDS.rateWindowMs.max).optional().describe('length of the rate window (60000 on the real service)'),
   db: z.string().min(1).optional().describe('SQLite file'),
   indexes: z
-    .union([z.literal('all'), z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an index id is a lowercase slug')).min(1)])
+    .union([z.literal('all'), z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'an index id is a lowercase slug')).min(1)], {
+      // zod's own words for a union were "Invalid input" (trial 25, for "indexes": "sindex").
+      error: 'expected "all" or a list of index ids, such as ["sindex", "mindex"]',
+    })
     .optional()
     .describe('indexes to follow'),
   intervals: z

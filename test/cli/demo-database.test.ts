@@ -111,6 +111,13 @@ describe('demo in a project with no strategies of its own (trial 24: exit 78, st
     expect(lines[2]).toMatch(/ with strategies drift-reversion, rebalance-alert, rebalance-front-run; /);
   });
 
+  it('says an empty --strategies directory runs no strategy (trial 25: "with strategies ;")', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'indexbot-no-strategies-'));
+    const run = inFreshProject(['--strategies', empty]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^Following [a-z, ]+ with no strategy \\(none in ${empty}\\); `, 'm'));
+  });
+
   it('still refuses a --strategies directory named and missing', () => {
     const run = inFreshProject(['--strategies', 'mine']);
     expect(run.status).toBe(78);

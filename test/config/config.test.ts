@@ -61,6 +61,13 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(/indexes\.0: an index id is a lowercase slug/);
   });
 
+  it('says what "indexes" takes when it is neither "all" nor a list (found by trial 25: "Invalid input")', () => {
+    for (const indexes of ['sindex', 5, { sindex: true }]) {
+      const path = file({ baseUrl: 'http://x/v1', indexes });
+      expect(fail(() => loadConfig({ config: path }, {})).message).toBe(`${path}: indexes: expected "all" or a list of index ids, such as ["sindex", "mindex"]`);
+    }
+  });
+
   it('reports a file that is not JSON, a missing explicit file, a bad tier and no base URL', () => {
     expect(fail(() => loadConfig({ config: file('{ nope') }, {})).message).toMatch(/not valid JSON/);
     expect(fail(() => loadConfig({ config: '/nonexistent/indexbot.json' }, {})).message).toMatch(/cannot read config file .*ENOENT/);

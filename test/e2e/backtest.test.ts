@@ -125,6 +125,22 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     expect(JSON.parse(allowed.stdout).warnings).toContain(warning);
   });
 
+  it("a sweep counts its runs' info lines (a strategy's alerts) instead of writing each, as walk-forward does (found by trial 25: 216 lines for 6 runs)", async () => {
+    const sweep = (extra: string[]) =>
+      cli(['backtest', '--strategy', 'rebalance-alert', '--from', FROM, '--to', TO, '--indexes', 'mindex', '--params', '{"minChange":0}', '--params', '{"minChange":0.01}', ...extra], env);
+    const quiet = await sweep(['--out', join(out, 'quiet-sweep')]);
+    expect(quiet.status, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toMatch(/"msg":"alert: /);
+    const said = /"lines":(\d+),"msg":"backtest: the runs logged \d+ info lines, not shown; --log-level debug shows them"/.exec(quiet.stderr);
+    expect(Number(said?.[1])).toBeGreaterThan(2);
+    // Each run's alerts are in its report all the same.
+    const summary = JSON.parse(readFileSync(join(out, 'quiet-sweep', 'sweep.json'), 'utf8'));
+    const report = JSON.parse(readFileSync(join(out, 'quiet-sweep', summary.runs[0].runId, 'report.json'), 'utf8'));
+    expect(report.alerts.count).toBeGreaterThan(0);
+    const loud = await sweep(['--out', join(out, 'loud-sweep'), '--log-level', 'debug']);
+    expect(loud.stderr.match(/"msg":"alert: /g)?.length).toBe(Number(said?.[1]));
+  });
+
   it('runs a sweep in one process and prints one comparison table', async () => {
     const startedAt = Date.now();
     const r = await cli(

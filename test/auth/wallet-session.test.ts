@@ -231,7 +231,7 @@ describe('WalletKeypair', () => {
       [write('short', JSON.stringify(secret.slice(0, 63))), /64 byte values/],
       [write('range', JSON.stringify([...secret.slice(0, 63), 256])), /64 byte values/],
       [write('mismatch', JSON.stringify(inconsistent)), /inconsistent/],
-      [join(dir, 'missing.json'), /cannot read keypair file .*ENOENT/],
+      [join(dir, 'missing.json'), /keypair file .*missing\.json does not exist$/],
     ];
     for (const [path, message] of cases) {
       const err = caught(() => WalletKeypair.fromFile(path));

@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -23,6 +23,16 @@ afterAll(async () => {
   await receiver.close();
   await sb.close();
 });
+
+/**
+ * Whether Node has booted in process `pid`: it catches SIGUSR1 (bit 9 of SigCgt in /proc) from
+ * its bootstrap on, just before it runs the main script; loading the command's modules then
+ * takes most of a second.
+ */
+function nodeBooted(pid: number): boolean {
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return mask !== undefined && (BigInt(`0x${mask}`) & (1n << 9n)) !== 0n;
+}
 
 describe('startDaemon', () => {
   it('takes the HTTP port before anything else: a port in use is a config error naming http.listen, sent no request, left no loop running nor the lock held', async () => {
@@ -105,8 +115,11 @@ describe('startDaemon', () => {
   it('indexbot run: a SIGTERM before its code has loaded stops it once started too (found by trial 25: exit 143 and no line)', { timeout: 30_000 }, async () => {
     const db = tempDbPath();
     const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
-    // Node itself is up in tens of milliseconds; the command's modules take hundreds more.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Sent while its modules load: after Node's bootstrap (however loaded the machine), before
+    // the command's action listens for it.
+    await waitFor('Node to boot', () => nodeBooted(daemon.child.pid!), 20_000, 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(daemon.output()).not.toContain('indexbot running');
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited, daemon.output()).toBe(0);
     const output = daemon.output();

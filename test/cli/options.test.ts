@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/index.ts';
-import { checkRange, dateOption, intOption, numberOption } from '../../src/cli/options.ts';
+import { checkRange, dateOption, intOption, numberOption, onStopSignal } from '../../src/cli/options.ts';
 
 const refused = (fn: () => unknown) => {
   try {
@@ -49,5 +49,41 @@ describe('CLI value parsers', () => {
     const e = refused(() => checkRange({ flag: '--from', at: Date.UTC(2025, 0, 2) }, { flag: '--to', at: Date.UTC(2025, 0, 2) }));
     expect(e).toBeInstanceOf(UsageError);
     expect(e.message).toBe('--from 2025-01-02T00:00:00Z is not before --to 2025-01-02T00:00:00Z');
+  });
+});
+
+describe('onStopSignal takes over a signal bin/indexbot.js kept while the code loaded', () => {
+  const host = process as unknown as Record<symbol, unknown>;
+  const HANDLER = Symbol.for('indexbot.earlyStopHandler');
+  const CAME = Symbol.for('indexbot.earlyStop');
+
+  it('calls the handler with a signal that came before it, and leaves no listener of its own or of bin', async () => {
+    const early = () => {};
+    process.on('SIGTERM', early);
+    host[HANDLER] = early;
+    host[CAME] = 'SIGTERM';
+    const listeners = process.listenerCount('SIGTERM');
+    const got: string[] = [];
+    onStopSignal((signal) => got.push(signal));
+    await Promise.resolve();
+    expect(got).toEqual(['SIGTERM']);
+    // A second signal then ends the process, as it would without us: nothing of ours listens.
+    expect(process.listenerCount('SIGTERM')).toBe(listeners - 1);
+    expect(host[HANDLER]).toBeUndefined();
+    expect(host[CAME]).toBeUndefined();
+  });
+
+  it('with none kept, listens until the first signal', () => {
+    const early = () => {};
+    process.on('SIGINT', early);
+    host[HANDLER] = early;
+    const before = process.listenerCount('SIGINT');
+    const got: string[] = [];
+    const stop = onStopSignal((signal) => got.push(signal));
+    // bin's listener gone, ours in its place.
+    expect(process.listenerCount('SIGINT')).toBe(before);
+    expect(process.listeners('SIGINT')).not.toContain(early);
+    stop();
+    expect(got).toEqual([]);
   });
 });

@@ -96,9 +96,12 @@ describe('secrets in a full run', () => {
       doctorOut += after.stdout + after.stderr;
       expect(after.status).toBe(1);
     } finally {
-      daemon.child.kill('SIGTERM');
+      // The revoked key stops the daemon by itself (exit 78); before that, a stop ends it.
+      const stopped = await Promise.race([daemon.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))]);
+      if (stopped === 'running') daemon.child.kill('SIGTERM');
     }
-    expect(await daemon.exited).toBe(0);
+    expect(await daemon.exited).toBe(78);
+    expect(daemon.output()).toMatch(/^indexbot: the server has refused the credential on every poll since .* \[API_UNAUTHORIZED\]$/m);
     const status = await runCli(['status', '--db', db]);
     const out = daemon.output();
     // The run did go through the paths under test.

@@ -23,6 +23,16 @@ export function equityRange(min: number | null, max: number | null): [number, nu
 }
 
 /**
+ * When the feed dates an event: when it happened in the market (an announcement's time, a
+ * rebalance's effective time), as fills are dated by the strategies' clock; when it was seen,
+ * for what the API does not date. In the demo the market runs on a simulated clock, and the
+ * feed read wall-clock times beside the fills' simulated ones (trial 25). Run in the page too.
+ */
+export function eventTime(event: { occurredAt?: number | null; detectedAt: number }): number {
+  return typeof event.occurredAt === 'number' ? event.occurredAt : event.detectedAt;
+}
+
+/**
  * The dashboard's own script, run in the browser. Every string from the server is put in the
  * page with textContent, never parsed as HTML. The token, if the server wants one, is asked
  * once, kept in sessionStorage and sent as a header (never in a URL); the live feed is read
@@ -47,6 +57,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   function clear(n) { while (n.firstChild) n.removeChild(n.firstChild); }
   ${weightChange.toString()}
   ${equityRange.toString()}
+  ${eventTime.toString()}
   function money(x) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(2); }
   // Quantities and prices as the backtest report shows them: six significant digits, no exponent.
   function amount(x) { return Number(x).toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }); }
@@ -199,7 +210,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   function feedLine(kind, data) {
     var li = el('li', kind);
     if (kind === 'fill') li.textContent = time(data.at) + '  ' + data.strategy + ': ' + data.side + ' ' + amount(data.quantity) + ' ' + (data.label || data.instrument) + ' at ' + amount(data.price);
-    else li.textContent = time(data.detectedAt) + '  #' + data.seq + ' ' + data.type + ' ' + data.indexId + (data.payload && data.payload.rebalanceId ? ' ' + data.payload.rebalanceId : '');
+    else li.textContent = time(eventTime(data)) + '  #' + data.seq + ' ' + data.type + ' ' + data.indexId + (data.payload && data.payload.rebalanceId ? ' ' + data.payload.rebalanceId : '');
     var feed = $('feed');
     feed.insertBefore(li, feed.firstChild);
     while (feed.childNodes.length > FEED_MAX) feed.removeChild(feed.lastChild);

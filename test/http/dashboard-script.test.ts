@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_SCRIPT, equityRange, weightChange } from '../../src/http/dashboard-script.ts';
+import { DASHBOARD_SCRIPT, equityRange, eventTime, weightChange } from '../../src/http/dashboard-script.ts';
 
 describe('the dashboard’s weight changes', () => {
   it('show as many decimals as it takes for the two percents to differ, up to four; one when they do not', () => {
@@ -24,5 +24,17 @@ describe('the dashboard’s equity chart', () => {
     expect(equityRange(null, null)).toEqual([0, 1]);
     expect(DASHBOARD_SCRIPT).toContain(equityRange.toString());
     expect(DASHBOARD_SCRIPT).toContain('range: function (u, min, max) { return equityRange(min, max); }');
+  });
+});
+
+describe('the dashboard’s live feed', () => {
+  it('dates an event when it happened in the market, as fills are dated, not when it was seen (found by trial 25: the demo mixed wall-clock and simulated times)', () => {
+    const announcedAt = Date.UTC(2026, 11, 3, 12);
+    const seen = Date.UTC(2026, 10, 24, 20, 1);
+    expect(eventTime({ occurredAt: announcedAt, detectedAt: seen })).toBe(announcedAt);
+    expect(eventTime({ detectedAt: seen })).toBe(seen);
+    expect(DASHBOARD_SCRIPT).toContain(eventTime.toString());
+    expect(DASHBOARD_SCRIPT).toContain('time(eventTime(data))');
+    expect(DASHBOARD_SCRIPT).not.toContain('time(data.detectedAt)');
   });
 });

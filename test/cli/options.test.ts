@@ -73,6 +73,23 @@ describe('onStopSignal takes over a signal bin/indexbot.js kept while the code l
     expect(host[CAME]).toBeUndefined();
   });
 
+  it('never leaves a moment with no SIGTERM listener while it takes over: Node would close the signal handle and drop a signal in flight (found by trial 26)', () => {
+    const early = () => {};
+    process.on('SIGTERM', early);
+    host[HANDLER] = early;
+    const counts: number[] = [];
+    const watch = (event: string | symbol) => {
+      if (event === 'SIGTERM') counts.push(process.listenerCount('SIGTERM'));
+    };
+    process.on('removeListener', watch);
+    const base = process.listenerCount('SIGTERM') - 1;
+    const stop = onStopSignal(() => {});
+    process.off('removeListener', watch);
+    expect(counts.length).toBeGreaterThan(0);
+    expect(Math.min(...counts)).toBeGreaterThan(base);
+    stop();
+  });
+
   it('with none kept, listens until the first signal', () => {
     const early = () => {};
     process.on('SIGINT', early);

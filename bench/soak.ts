@@ -32,6 +32,7 @@ export async function run(): Promise<void> {
     file: undefined,
     baseUrl: sandbox.baseUrl,
     tier: 'enterprise',
+    tierExplicit: true,
     enterpriseLimits: { limit: 100_000, burst: 100_000 },
     windowMs: 60_000,
     db: join(dir, 'soak.db'),

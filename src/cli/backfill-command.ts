@@ -5,7 +5,7 @@ import { HISTORY_INTERVALS, type HistoryInterval } from '../contract/index.ts';
 import { IndexbotError } from '../core/index.ts';
 import { type BackfillProgress, backfill, describeRange } from '../poller/index.ts';
 import { SnapshotStore, claimFromDemo } from '../store/index.ts';
-import { createClient, resolveIndexes } from './daemon.ts';
+import { createClient, resolveIndexes, withStoredSignIn } from './daemon.ts';
 import { openSharedBudgets } from './redis.ts';
 import { LOG_FLAGS, SERVER_FLAGS, checkRange, dateOption, intervalOption, listOption, loggerFor, onStopSignal, withConfigFlags } from './options.ts';
 
@@ -62,7 +62,7 @@ export function registerBackfillCommand(program: Command): void {
     };
     const shared = await openSharedBudgets(config, logger);
     try {
-      const client = createClient(config, store, logger, undefined, shared);
+      const client = createClient(withStoredSignIn(config, store), store, logger, undefined, shared);
       const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
       const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? now, interval: flags.interval, logger, signal: abort.signal, onProgress });
       bar?.stop();

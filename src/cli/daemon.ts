@@ -1,6 +1,6 @@
 import { AlertDispatcher, HttpSender, describeEvent, testAlert } from '../alerts/index.ts';
 import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSource, endpointTemplate } from '../api/index.ts';
-import { WalletKeypair } from '../auth/index.ts';
+import { type TokenStore, WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
 import { type Clock, ConfigError, IndexbotError, type Logger, demoted } from '../core/index.ts';
@@ -71,6 +71,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   try {
     if (options.demoDatabase) removeDemoDatabase(config.db, options.demoDatabase.evenUnmarked);
     store = SnapshotStore.open(config.db);
+    config = withStoredSignIn(config, store);
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
     else claimFromDemo(store);
     // A collector (no strategies) publishes its events to the stream.
@@ -199,6 +200,17 @@ async function inTurn(steps: (() => unknown)[]): Promise<void> {
 export function loadConfiguredStrategies(config: Config, logger: Logger): Promise<LoadedStrategy[]> {
   const { dir, params, disabled, onError, onUnknownName, explicit } = config.strategies;
   return loadStrategies(dir, { params, disabled, onError, onUnknownName, explicit, logger });
+}
+
+/**
+ * The config as the credential the client will use makes it: with no key nor keypair given
+ * but the token pair `indexbot login` kept in the database, the client signs in with those,
+ * and a tier not set follows them (a wallet's, standard), as it follows a keypair given (trial
+ * 26: public, less than half the budget, while every request went out as the wallet's).
+ */
+export function withStoredSignIn(config: Config, tokens: TokenStore): Config {
+  if (config.apiKey || config.walletKeypairPath || tokens.load(config.baseUrl) === undefined) return config;
+  return { ...config, storedSignIn: true, tier: config.tierExplicit ? config.tier : 'standard' };
 }
 
 /** The client a command talks to the server with; its tokens are kept in the store. */

@@ -59,6 +59,7 @@ export function registerDemoCommand(program: Command): void {
         file: undefined,
         baseUrl: sandbox.baseUrl,
         tier: 'premium',
+        tierExplicit: true,
         enterpriseLimits: undefined,
         windowMs: 60_000,
         db: opts.db,

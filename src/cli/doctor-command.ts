@@ -8,7 +8,7 @@ import { TIER_LIMITS, tierLimits } from '../contract/index.ts';
 import { ForbiddenError, IndexbotError, StoreError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
-import { createClient } from './daemon.ts';
+import { createClient, withStoredSignIn } from './daemon.ts';
 import { checkRedis } from './redis.ts';
 import { SERVER_FLAGS, withConfigFlags } from './options.ts';
 
@@ -84,6 +84,7 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       add('FAIL', 'server', 'not checked: the database is needed to keep tokens');
     } else {
       let client: IndexClient | undefined;
+      config = withStoredSignIn(config, store);
       try {
         client = createClient(config, store, silentLogger);
       } catch (e) {
@@ -139,7 +140,7 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
 }
 
 async function checkServer(config: Config, client: IndexClient, add: (v: Verdict, name: string, detail: string) => void): Promise<void> {
-  const credential = config.apiKey ? 'API key' : config.walletKeypairPath ? 'wallet sign-in' : undefined;
+  const credential = config.apiKey ? 'API key' : config.walletKeypairPath ? 'wallet sign-in' : config.storedSignIn ? 'wallet sign-in kept by `indexbot login`' : undefined;
   let first: string | undefined;
   try {
     const page = await client.listIndexes({ limit: 1 });
@@ -181,7 +182,11 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
       `with no credential the server allows the public tier's ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set INDEXBOT_API_KEY to a key of that tier, or "tier": "public"`,
     );
   else if (gate.limit < configured)
-    add('FAIL', 'rate limits', `the server allows ${gate.limit} requests per window, the config says tier ${config.tier} (${configured}): set the tier the key really has`);
+    add(
+      'FAIL',
+      'rate limits',
+      `the server allows ${gate.limit} requests per window, ${config.tierExplicit ? 'the config says' : 'none being set, the credential implies'} tier ${config.tier} (${configured}): set the tier the key really has`,
+    );
   else if (gate.serverLimit !== undefined && gate.serverLimit > configured) {
     // Paced to the configured tier, the bot uses a fraction of what the key allows (trial 25: this said "agrees").
     const allowed = gate.serverLimit;
@@ -189,7 +194,7 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
     add(
       'WARN',
       'rate limits',
-      `the server allows ${allowed} requests per window, more than tier ${config.tier} (${configured}) the config says: set "tier": "${tier ?? 'enterprise'}"${tier ? '' : ' with "enterpriseLimits"'} to use them`,
+      `the server allows ${allowed} requests per window, more than tier ${config.tier} (${configured}) ${config.tierExplicit ? 'the config says' : 'that the credential implies, none being set'}: set "tier": "${tier ?? 'enterprise'}"${tier ? '' : ' with "enterpriseLimits"'} to use them`,
     );
   } else add('PASS', 'rate limits', `the server's X-RateLimit-Limit agrees with tier ${config.tier} (${configured} per window)`);
 }

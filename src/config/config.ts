@@ -155,6 +155,10 @@ export interface Config {
   file: string | undefined;
   baseUrl: string;
   tier: Tier;
+  /** Set by a flag, the environment or the file; otherwise it follows the credential. */
+  tierExplicit: boolean;
+  /** No key nor keypair given, but the database holds the token pair `indexbot login` kept: see `withStoredSignIn`. */
+  storedSignIn?: boolean;
   enterpriseLimits: TierLimits | undefined;
   windowMs: number;
   db: string;
@@ -264,6 +268,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     file: file ? path : undefined,
     baseUrl: baseUrl ?? '',
     tier,
+    tierExplicit: tierIn !== undefined,
     enterpriseLimits: file?.enterpriseLimits,
     windowMs: file?.rateWindowMs ?? 60_000,
     db: flags.db ?? env.INDEXBOT_DB ?? file?.db ?? 'data/indexbot.db',

@@ -5,7 +5,7 @@ import { IndexClient } from '../../src/api/index.ts';
 import { WalletKeypair } from '../../src/auth/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
-import { runCli as cli } from '../helpers/daemon.ts';
+import { runCli as cli, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -38,6 +38,27 @@ describe('indexbot login', () => {
       store.close();
     }
   });
+
+  it('a later doctor, run or backfill on that database signs in with the kept pair, at the wallet tier when none is set (found by trial 26: public)', async () => {
+    const db = tempDbPath();
+    const file = join(dirname(db), 'id.json');
+    writeFileSync(file, WalletKeypair.generate().toFileJson(), { mode: 0o600 });
+    expect((await cli(['login', '--base-url', sb.baseUrl, '--db', db, '--keypair', file], {})).status).toBe(0);
+    // No tier in the file, no key nor keypair in the environment: the pair in the database is the credential.
+    const config = writeConfig(db, { baseUrl: sb.baseUrl, db, indexes: ['sindex'] });
+    const env = { INDEXBOT_WALLET_KEYPAIR: '', INDEXBOT_API_KEY: '', INDEXBOT_LOG_FORMAT: 'json' };
+    const doctor = await cli(['doctor', '--config', config], env);
+    expect(doctor.stdout).toContain('PASS  credentials      wallet sign-in kept by `indexbot login` accepted');
+    expect(doctor.stdout).toMatch(/PASS {2}rate limits +the server's X-RateLimit-Limit agrees with tier standard \(120 per window\)/);
+    const run = spawnDaemon(['--config', config], env);
+    try {
+      await waitFor('the start', () => run.output().includes('indexbot running'), 30_000);
+      expect(run.output()).toMatch(/"tier":"standard"[^\n]*"msg":"indexbot running"/);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exited).toBe(0);
+  }, 60_000);
 
   it('says what is missing without a keypair', async () => {
     const res = await cli(['login', '--base-url', sb.baseUrl, '--db', tempDbPath()], { INDEXBOT_WALLET_KEYPAIR: '' });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { findSourceMap } from 'node:module';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Logger, StrategyError, describeIssues, secretValues, withoutSecrets } from '../core/index.ts';
@@ -122,11 +122,12 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
     const where = lineIn(resolve(file), e) || (e instanceof SyntaxError ? syntaxErrorLine(resolve(file)) : '');
     // Not in the file itself: in a helper of the user's it imports, which is then named too.
     const helper = where === '' ? helperLine(resolve(file), e) : '';
-    throw new StrategyError(`${file}${where}: failed to load: ${helper === '' ? '' : `${helper}: `}${reason(e)}`, 'STRATEGY_LOAD');
+    throw new StrategyError(`${file}${where}: failed to load: ${helper === '' ? '' : `${helper}: `}${reason(e)}${commonJsHint(file)}`, 'STRATEGY_LOAD');
   }
   const strategy = mod.default;
   if (!isStrategy(strategy)) {
-    throw new StrategyError(`${file}: exports no strategy; it needs \`export default defineStrategy({ ... })\``, 'STRATEGY_LOAD');
+    const hint = commonJsHint(file);
+    throw new StrategyError(hint === '' ? `${file}: exports no strategy; it needs \`export default defineStrategy({ ... })\`` : `${file}: loaded as CommonJS${hint}`, 'STRATEGY_LOAD');
   }
   if (typeof strategy.name !== 'string' || !NAME.test(strategy.name)) {
     throw new StrategyError(`${file}: strategy name must be a lowercase slug, got ${JSON.stringify(strategy.name)}`, 'STRATEGY_LOAD');
@@ -145,6 +146,31 @@ export async function loadStrategyModule(file: string): Promise<Strategy> {
     if (typeof handler !== 'function') throw new StrategyError(`${file}: "${strategy.name}": the handler for "${type}" is not a function`, 'STRATEGY_LOAD');
   }
   return strategy;
+}
+
+/**
+ * Why a strategy may have failed as it did: a `.ts` or `.js` file under a package.json whose
+ * "type" is not "module" loads as CommonJS, where its `export default` is no default export
+ * and a helper's types are a syntax error. npm 11's `npm init -y` writes "commonjs", and the
+ * errors said "exports no strategy" of a file that does (trial 26). '' when that is not it.
+ */
+function commonJsHint(file: string): string {
+  if (!/\.(ts|js|tsx|jsx)$/.test(file)) return '';
+  for (let dir = dirname(resolve(file)); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      let type: unknown;
+      try {
+        type = (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type;
+      } catch {
+        return '';
+      }
+      return type === 'module'
+        ? ''
+        : `; ${manifest} says "type": ${type === undefined ? 'nothing (CommonJS)' : JSON.stringify(type)}, and strategies are ES modules: set "type": "module" there (\`npx indexbot init .\` does), or name the file .mts`;
+    }
+    if (dirname(dir) === dir) return '';
+  }
 }
 
 let generation = 0;

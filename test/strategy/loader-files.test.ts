@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,26 @@ describe('strategy files outside the repository', () => {
       const loaded = await loadStrategies(dir, { logger: captureLogger().logger, explicit: true });
       expect(loaded.map((l) => l.strategy.name)).toEqual(['plain']);
     }
+  });
+
+  it('says a strategy failed because its package.json makes it CommonJS, not that it exports nothing (found by trial 26: npm init -y writes "commonjs")', async () => {
+    const dir = strategiesDir(
+      {
+        'plain.ts': plain('plain'),
+        'sized.ts': `import { size } from './size.ts';\nimport { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'sized', on: { 'performance.updated': () => { size(1); } } });\n`,
+        'size.ts': 'export function size(n: number): number {\n  return n * 2;\n}\n',
+      },
+      { type: 'commonjs' },
+    );
+    const hint = `; ${join(dir, 'package.json')} says "type": "commonjs", and strategies are ES modules: set "type": "module" there (\`npx indexbot init .\` does), or name the file .mts`;
+    const plainError = await loadStrategyModule(join(dir, 'plain.ts')).catch((e: unknown) => e as StrategyError);
+    expect(plainError).toBeInstanceOf(StrategyError);
+    expect((plainError as StrategyError).message).toBe(`${join(dir, 'plain.ts')}: loaded as CommonJS${hint}`);
+    const sizedError = await loadStrategyModule(join(dir, 'sized.ts')).catch((e: unknown) => e as StrategyError);
+    expect((sizedError as StrategyError).message.endsWith(hint)).toBe(true);
+    // The same files under "type": "module" load (Node reads a package.json once per process: another directory).
+    const moduleDir = strategiesDir({ 'sized.ts': readFileSync(join(dir, 'sized.ts'), 'utf8'), 'size.ts': readFileSync(join(dir, 'size.ts'), 'utf8') });
+    expect((await loadStrategyModule(join(moduleDir, 'sized.ts'))).name).toBe('sized');
   });
 
   it('gives a strategy without params empty params, and refuses params the config sets for it', async () => {

@@ -20,6 +20,10 @@ export function registerProjectCommands(program: Command): void {
     )
     .action((dir: string) => {
       const target = resolve(dir);
+      // mkdir's EEXIST reached the last catch as a bug (trial 26).
+      if (existsSync(target) && !statSync(target).isDirectory()) {
+        throw new IndexbotError(`${target} is a file, not a directory; nothing was written (name a new or existing directory)`, 'FILE_EXISTS', 'operational');
+      }
       const packagePath = join(target, 'package.json');
       const existing = existsSync(packagePath) ? readPackageJson(packagePath) : undefined;
       const name = typeof existing?.name === 'string' ? existing.name : npmName(basename(target));

@@ -118,8 +118,12 @@ export function registerStrategiesCommand(program: Command): void {
       const parked = store.strategies.parked(flags.strategy);
       const loaded = new Set(strategies.map((s) => s.strategy.name));
       const absent = [...new Set(parked.map((p) => p.strategy))].filter((name) => !loaded.has(name));
-      if (absent.length > 0 || (flags.strategy !== undefined && !loaded.has(flags.strategy))) {
-        const names = absent.length > 0 ? absent : [flags.strategy!];
+      // A name given that nothing loaded nor parked: a mistyped argument, as pause and resume say it (exit 64).
+      if (absent.length === 0 && flags.strategy !== undefined && !loaded.has(flags.strategy)) {
+        throw new UsageError(`no strategy named "${flags.strategy}" in ${config.strategies.dir} (there: ${[...loaded].join(', ') || 'none'}), and none has parked events`);
+      }
+      if (absent.length > 0) {
+        const names = absent;
         throw new ConfigError(
           `strateg${names.length > 1 ? 'ies' : 'y'} ${names.map((n) => `"${n}"`).join(', ')} not loaded from ${config.strategies.dir} (${parked.length} parked event(s)); point --strategies at ${names.length > 1 ? 'them' : 'it'}, enable ${names.length > 1 ? 'them' : 'it'}, or retry others with --strategy`,
         );

@@ -33,6 +33,16 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(unit).toMatch(/^RestartPreventExitStatus=64 78$/m);
   });
 
+  it('refuses a path that is a file, in one line and exit 78, writing nothing (found by trial 26: exit 70, EEXIST)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    const file = join(dir, 'afile');
+    writeFileSync(file, 'mine');
+    const run = spawnSync(process.execPath, [resolve('bin/indexbot.js'), 'init', file], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).toBe(`indexbot: ${file} is a file, not a directory; nothing was written (name a new or existing directory) [FILE_EXISTS]\n`);
+    expect(run.status).toBe(78);
+    expect(readFileSync(file, 'utf8')).toBe('mine');
+  });
+
   it('writes a config whose tier follows the credential: a wallet user is not told to fix a "basic" they never set (found by trial 25)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...npmInitThenInstall, type: 'module' }, null, 2));

@@ -106,7 +106,8 @@ export function registerStatusCommand(program: Command): void {
         report(await getFromDaemon<Status>(face, '/api/v1/status'), flags, ` --url ${face.url}`);
         return;
       }
-      const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags, flags.check === true) ?? 'data/indexbot.db';
+      // A script (--json) is refused too, as a health check is: it would parse another bot's status, with exit 0 (trial 26).
+      const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags, flags.check === true || flags.json === true) ?? 'data/indexbot.db';
       if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
       const store = SnapshotStore.open(db, { readonly: true });
       try {
@@ -135,15 +136,15 @@ function report(status: Status, flags: StatusFlags, commandArgs: string): void {
 /**
  * The database the config names. A broken config does not stop `status` (it is how one looks
  * at a bot whose config an edit broke), but one named by --config or INDEXBOT_CONFIG is said
- * to be broken, on one line, before the default database is shown instead. A health check
- * (`strict`) is refused: judged on the default database, it would pass or fail for another bot.
+ * to be broken, on one line, before the default database is shown instead. A health check or
+ * a script (`strict`) is refused: on the default database, it would read another bot's.
  */
 function tryConfigDb(flags: ConfigFlags, strict: boolean): string | undefined {
   try {
     return loadConfig(flags, process.env, { server: false, services: false }).db;
   } catch (e) {
     if (strict && e instanceof IndexbotError) {
-      throw new ConfigError(`${e.message}; status --check cannot tell which database to judge: fix it, or name the database with --db`);
+      throw new ConfigError(`${e.message}; status cannot tell which database to read: fix it, or name the database with --db`);
     }
     if ((flags.config ?? process.env.INDEXBOT_CONFIG) !== undefined && e instanceof Error) {
       process.stderr.write(`indexbot: ${plainText(e.message)}; showing the default database instead\n`);

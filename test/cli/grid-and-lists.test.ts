@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gridCombinations } from '../../src/cli/backtest-command.ts';
 import { listOption } from '../../src/cli/options.ts';
@@ -129,11 +130,18 @@ describe('status with a broken config named by --config', () => {
     expect(r.stderr.split('\n')[0]).toBe(`indexbot: ${config}: unknown key "intervls"; showing the default database instead`);
   });
 
-  it('with --check, for monitoring, is refused (exit 78) rather than judging the default database', () => {
+  it('with --check (monitoring) or --json (a script), is refused (exit 78) rather than reading the default database (--json: found by trial 26)', () => {
     const config = tempJsonFile('indexbot.json', { baseUrl: 'http://127.0.0.1:9/v1', intervls: {} });
-    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--config', config], { encoding: 'utf8', cwd: process.cwd() });
-    expect(r.status).toBe(78);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`indexbot: ${config}: unknown key "intervls"; status --check cannot tell which database to judge: fix it, or name the database with --db [CONFIG_INVALID]\n`);
+    const missing = join(dirname(config), 'typo.json');
+    for (const [flag, file, why] of [
+      ['--check', config, 'unknown key "intervls"'],
+      ['--json', config, 'unknown key "intervls"'],
+      ['--json', missing, 'cannot read config file'],
+    ] as const) {
+      const r = spawnSync(process.execPath, ['bin/indexbot.js', 'status', flag, '--config', file], { encoding: 'utf8', cwd: process.cwd() });
+      expect(r.status).toBe(78);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(new RegExp(`^indexbot: [^\\n]*${why}[^\\n]*; status cannot tell which database to read: fix it, or name the database with --db \\[CONFIG_INVALID\\]\\n$`));
+    }
   });
 });

@@ -131,6 +131,8 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     const quiet = await sweep(['--out', join(out, 'quiet-sweep')]);
     expect(quiet.status, quiet.stderr).toBe(0);
     expect(quiet.stderr).not.toMatch(/"msg":"alert: /);
+    // Progress every 5 s and at the end, not a line per run (trial 26): this one takes less.
+    expect(quiet.stderr.match(/"msg":"sweep: \d+ of 2 runs done"/g)).toEqual(['"msg":"sweep: 2 of 2 runs done"']);
     const said = /"lines":(\d+),"msg":"backtest: the runs logged \d+ info lines, not shown; --log-level debug shows them"/.exec(quiet.stderr);
     expect(Number(said?.[1])).toBeGreaterThan(2);
     // Each run's alerts are in its report all the same.

@@ -1,4 +1,4 @@
-import { plainText } from '../core/index.ts';
+import { plainText, weightChange } from '../core/index.ts';
 import type { IndexbotEvent, WeightChange } from '../detect/index.ts';
 import type { StrategyAlertRow } from '../store/index.ts';
 import type { Alert } from './sinks.ts';
@@ -10,7 +10,7 @@ const when = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', 
 export function describeChanges(changes: readonly WeightChange[]): string {
   const added = changes.filter((c) => c.action === 'add').map((c) => `+${c.symbol} ${pct(c.newWeight)}`);
   const removed = changes.filter((c) => c.action === 'remove').map((c) => `-${c.symbol} (was ${pct(c.oldWeight)})`);
-  const reweighted = changes.filter((c) => c.action !== 'add' && c.action !== 'remove').map((c) => `${c.symbol} ${pct(c.oldWeight)} -> ${pct(c.newWeight)}`);
+  const reweighted = changes.filter((c) => c.action !== 'add' && c.action !== 'remove').map((c) => `${c.symbol} ${weightChange(c.oldWeight, c.newWeight, 2)}`);
   const parts = [added.length ? `added ${added.join(', ')}` : '', removed.length ? `removed ${removed.join(', ')}` : '', reweighted.length ? `reweighted ${reweighted.join(', ')}` : ''].filter(
     Boolean,
   );

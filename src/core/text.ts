@@ -37,3 +37,17 @@ export function describeIssues(error: z.ZodError): string {
     })
     .join('; ');
 }
+
+/**
+ * A weight change as people read it: percents to `minDigits` decimals, or as many more (up to
+ * four) as it takes for the two to differ. A reweighting of 33.31 % to 33.34 % read "33.3% ->
+ * 33.3%" on the dashboard, and 11.962 % to 11.958 % "11.96% -> 11.96%" in an alert. The
+ * dashboard runs it in the page too (its source is put in the script): it uses nothing else.
+ */
+export function weightChange(from: number, to: number, minDigits = 1): string {
+  let digits = minDigits;
+  while (digits < 4 && (from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits++;
+  // No change to tell apart: the fewest decimals.
+  if ((from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits = minDigits;
+  return `${(from * 100).toFixed(digits)}% -> ${(to * 100).toFixed(digits)}%`;
+}

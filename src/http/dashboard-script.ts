@@ -1,15 +1,4 @@
-/**
- * A weight change as people read it: percents to one decimal, or as many more (up to four)
- * as it takes for the two to differ. A reweighting of 33.31 % to 33.34 % read "33.3% -> 33.3%".
- * Run in the page too (its source is put in the script).
- */
-export function weightChange(from: number, to: number): string {
-  let digits = 1;
-  while (digits < 4 && (from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits++;
-  // No change to tell apart: one decimal.
-  if ((from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits = 1;
-  return `${(from * 100).toFixed(digits)}% -> ${(to * 100).toFixed(digits)}%`;
-}
+import { weightChange } from '../core/index.ts';
 
 /**
  * The equity chart's value range: the data with a tenth of its span either side, and at least

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DASHBOARD_SCRIPT, equityRange, eventTime, weightChange } from '../../src/http/dashboard-script.ts';
+import { weightChange } from '../../src/core/index.ts';
+import { DASHBOARD_SCRIPT, equityRange, eventTime } from '../../src/http/dashboard-script.ts';
 
 describe('the dashboard’s weight changes', () => {
   it('show as many decimals as it takes for the two percents to differ, up to four; one when they do not', () => {

@@ -185,7 +185,7 @@ async function checkServer(config: Config, client: IndexClient, add: (v: Verdict
     add(
       'FAIL',
       'rate limits',
-      `the server allows ${gate.limit} requests per window, ${config.tierExplicit ? 'the config says' : 'none being set, the credential implies'} tier ${config.tier} (${configured}): set the tier the key really has`,
+      `the server allows ${gate.limit} requests per window, ${config.tierExplicit ? 'the config says' : 'none being set, the credential implies'} tier ${config.tier} (${configured}): set the tier the ${config.apiKey ? 'key' : 'credential'} really has`,
     );
   else if (gate.serverLimit !== undefined && gate.serverLimit > configured) {
     // Paced to the configured tier, the bot uses a fraction of what the key allows (trial 25: this said "agrees").

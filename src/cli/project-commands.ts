@@ -20,9 +20,12 @@ export function registerProjectCommands(program: Command): void {
     )
     .action((dir: string) => {
       const target = resolve(dir);
-      // mkdir's EEXIST reached the last catch as a bug (trial 26).
-      if (existsSync(target) && !statSync(target).isDirectory()) {
-        throw new IndexbotError(`${target} is a file, not a directory; nothing was written (name a new or existing directory)`, 'FILE_EXISTS', 'operational');
+      // mkdir's EEXIST or ENOTDIR reached the last catch as a bug (trials 26 and 27): the target, or a folder on its way, is a file.
+      let found = target;
+      while (!existsSync(found) && dirname(found) !== found) found = dirname(found);
+      if (!statSync(found).isDirectory()) {
+        const what = found === target ? `${target} is a file` : `${found}, on the way to ${target}, is a file`;
+        throw new IndexbotError(`${what}, not a directory; nothing was written (name a new or existing directory)`, 'FILE_EXISTS', 'operational');
       }
       const packagePath = join(target, 'package.json');
       const existing = existsSync(packagePath) ? readPackageJson(packagePath) : undefined;

@@ -167,7 +167,7 @@ function commonJsHint(file: string): string {
       }
       return type === 'module'
         ? ''
-        : `; ${manifest} says "type": ${type === undefined ? 'nothing (CommonJS)' : JSON.stringify(type)}, and strategies are ES modules: set "type": "module" there (\`npx indexbot init .\` does), or name the file .mts`;
+        : `; ${manifest} says "type": ${type === undefined ? 'nothing (CommonJS)' : JSON.stringify(type)}, and strategies are ES modules: set "type": "module" there (\`npx indexbot init .\` does), or name the file .${/\.[jt]sx?$/.exec(file)![0].startsWith('.t') ? 'mts' : 'mjs'}`;
     }
     if (dirname(dir) === dir) return '';
   }

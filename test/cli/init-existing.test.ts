@@ -41,6 +41,10 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(run.stderr).toBe(`indexbot: ${file} is a file, not a directory; nothing was written (name a new or existing directory) [FILE_EXISTS]\n`);
     expect(run.status).toBe(78);
     expect(readFileSync(file, 'utf8')).toBe('mine');
+    // A folder on the way that is a file (trial 27: ENOTDIR, exit 70).
+    const below = spawnSync(process.execPath, [resolve('bin/indexbot.js'), 'init', join(file, 'sub', 'deeper')], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    expect(below.stderr).toBe(`indexbot: ${file}, on the way to ${join(file, 'sub', 'deeper')}, is a file, not a directory; nothing was written (name a new or existing directory) [FILE_EXISTS]\n`);
+    expect(below.status).toBe(78);
   });
 
   it('writes a config whose tier follows the credential: a wallet user is not told to fix a "basic" they never set (found by trial 25)', () => {

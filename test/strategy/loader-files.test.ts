@@ -63,6 +63,10 @@ describe('strategy files outside the repository', () => {
     expect((plainError as StrategyError).message).not.toContain('exports no strategy');
     const sizedError = await loadStrategyModule(join(dir, 'sized.ts')).catch((e: unknown) => e as StrategyError);
     expect((sizedError as StrategyError).message.endsWith(hint)).toBe(true);
+    // A JavaScript file is told of .mjs (trial 27: .mts).
+    writeFileSync(join(dir, 'plain.js'), 'module.exports = { notAStrategy: true };\n');
+    const jsError = await loadStrategyModule(join(dir, 'plain.js')).catch((e: unknown) => e as StrategyError);
+    expect((jsError as StrategyError).message).toMatch(/, or name the file \.mjs$/);
     // The same files under "type": "module" load (Node reads a package.json once per process: another directory).
     const moduleDir = strategiesDir({ 'sized.ts': readFileSync(join(dir, 'sized.ts'), 'utf8'), 'size.ts': readFileSync(join(dir, 'size.ts'), 'utf8') });
     expect((await loadStrategyModule(join(moduleDir, 'sized.ts'))).name).toBe('sized');

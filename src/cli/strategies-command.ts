@@ -19,6 +19,21 @@ const URL_HELP = "the daemon's HTTP face, such as http://127.0.0.1:9464 (default
 const noDatabase = (db: string) => new StoreError(`no database at ${db}: pass the --db (or --config) the daemon runs with`, 'STORE_UNAVAILABLE');
 const route = (name: string, action: string) => `/api/v1/strategies/${encodeURIComponent(name)}/${action}`;
 
+/**
+ * Runs `work` on the database with its lock held, as only a process running on it may write
+ * (no daemon runs there: one started since the caller looked is told of by `remedy`).
+ */
+async function holdingDatabase<T>(db: string, remedy: string, work: (store: SnapshotStore) => T | Promise<T>): Promise<T> {
+  const lock = RunLock.acquire(db, remedy);
+  const store = SnapshotStore.open(db);
+  try {
+    return await work(store);
+  } finally {
+    store.close();
+    lock.release();
+  }
+}
+
 /** The running daemon's strategies with events parked. */
 async function parkedStrategies(face: DaemonFace): Promise<string[]> {
   const { strategies } = await getFromDaemon<{ strategies: { strategy: string; parked: unknown[] }[] }>(face, '/api/v1/strategies');
@@ -51,18 +66,11 @@ async function steerPause(name: string, paused: boolean, flags: SteerFlags): Pro
   if (!names.includes(name)) {
     throw new UsageError(`no strategy named "${name}" in ${config.strategies.dir} (there: ${names.join(', ') || 'none'}); pass the --strategies (or --config) the daemon runs with`);
   }
-  const lock = RunLock.acquire(config.db, `run this again to ${verb} it through that process`);
-  const store = SnapshotStore.open(config.db);
-  try {
-    const changed = markPaused(store, name, paused);
-    const was = paused ? 'was paused already' : 'was not paused';
-    process.stdout.write(
-      `${name} ${changed ? (paused ? 'paused' : 'resumed') : was} in ${config.db}: no process runs on it; the daemon ${paused ? 'starts it paused' : 'delivers its waiting events'} when it starts\n`,
-    );
-  } finally {
-    store.close();
-    lock.release();
-  }
+  const changed = await holdingDatabase(config.db, `run this again to ${verb} it through that process`, (store) => markPaused(store, name, paused));
+  const was = paused ? 'was paused already' : 'was not paused';
+  process.stdout.write(
+    `${name} ${changed ? (paused ? 'paused' : 'resumed') : was} in ${config.db}: no process runs on it; the daemon ${paused ? 'starts it paused' : 'delivers its waiting events'} when it starts\n`,
+  );
 }
 
 export function registerStrategiesCommand(program: Command): void {
@@ -111,10 +119,8 @@ export function registerStrategiesCommand(program: Command): void {
       return;
     }
     const strategies = await loadStrategies(config.strategies.dir, { ...config.strategies, logger });
-    // Started since the look above: the running process is the way now.
-    const lock = RunLock.acquire(config.db, 'run this again to retry through that process');
-    const store = SnapshotStore.open(config.db);
-    try {
+    // A daemon started since the look above: the running process is the way now.
+    await holdingDatabase(config.db, 'run this again to retry through that process', async (store) => {
       const parked = store.strategies.parked(flags.strategy);
       const loaded = new Set(strategies.map((s) => s.strategy.name));
       const absent = [...new Set(parked.map((p) => p.strategy))].filter((name) => !loaded.has(name));
@@ -134,10 +140,7 @@ export function registerStrategiesCommand(program: Command): void {
       process.stdout.write(`${ok} of ${before} parked events delivered; ${before - ok} still parked\n`);
       // The handler failed again: a script that retries can tell.
       if (ok < before) process.exitCode = 1;
-    } finally {
-      store.close();
-      lock.release();
-    }
+    });
   });
   for (const paused of [true, false]) {
     const verb = paused ? 'pause' : 'resume';

@@ -488,8 +488,10 @@ class StrategyRunner {
       }
       if (this.runtime.isStopped()) return false;
     }
-    if (this.logsFailure()) this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, 'event parked for this strategy; it goes on with the next');
-    else if (this.failuresNotLogged++ === 0) this.log.warn({ logged: this.o.maxFailuresLogged }, 'further failed events are parked and counted, not logged');
+    // A backtest's ledger is thrown away at its end: nothing there retries a parked event, so its log says skipped (as its report does).
+    const fate = this.o.memoryOnly ? 'skipped' : 'parked';
+    if (this.logsFailure()) this.log.error({ event: event.id, attempts: this.maxAttempts, error: lastError }, `event ${fate} for this strategy; it goes on with the next`);
+    else if (this.failuresNotLogged++ === 0) this.log.warn({ logged: this.o.maxFailuresLogged }, `further failed events are ${fate} and counted, not logged`);
     this.failuresSeen++;
     if (!fromParked) this.uncommittedSeq = undefined;
     this.o.store.transaction(() => {

@@ -23,7 +23,8 @@
  *   and the range read for every trial). Each in its own process, twice alternating, the faster.
  * - two warm threads (code loaded and compiled, history in memory) of one process: a run's time
  *   alone and while the other runs too, alternating, to tell what a sweep's threads lose to each
- *   other from what they lose at their start.
+ *   other from what they lose at their start; and, before, a new thread's first runs alone and
+ *   two new threads' first runs at once (each thread's code is compiled anew, on shared cores).
  * Ends with one `backtest-summary` line for scripts.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -247,14 +248,28 @@ async function search(path: string, how: 'session' | 'fresh', batch: number, wor
   };
 }
 
+/** Runs of a new thread before its code is warm: what each thread of a parallel sweep pays again. */
+const COLD_RUNS = 6;
+
+interface ThreadFigures {
+  /** ms per run of a new thread alone, run by run. */
+  coldAlone: number[];
+  /** ms per run of two new threads started at once (the mean of the two), run by run. */
+  coldTogether: number[];
+  /** ms per run of a warm thread alone, and while the other runs one too. */
+  alone: number;
+  together: number;
+}
+
 /**
- * Two worker threads, each with the history of `indexes` x `years` in memory and
- * rebalance-front-run loaded, warmed by two runs each: then three rounds of two runs on one,
- * two on the other, and two on both at once. Milliseconds per run (its report files made, as
- * a sweep makes them), alone and together.
+ * Worker threads, each with the history of `indexes` x `years` in memory and
+ * rebalance-front-run loaded: one new thread's first runs alone, then two new threads' first
+ * runs at once (V8 compiles each thread's code anew, on the same cores); then, the two warm,
+ * three rounds of two runs on one, two on the other, and two on both at once. Milliseconds per
+ * run (its report files made, as a sweep makes them).
  */
-async function warmThreads(path: string, indexes: number, years: number): Promise<{ alone: number; together: number }> {
-  const threads = [0, 1].map(() => new Worker(new URL(import.meta.url), { workerData: { path, indexes, years } }));
+async function warmThreads(path: string, indexes: number, years: number): Promise<ThreadFigures> {
+  const threads = [0, 1, 2].map(() => new Worker(new URL(import.meta.url), { workerData: { path, indexes, years } }));
   const reply = <T>(w: Worker) => new Promise<T>((resolve, reject) => w.once('message', resolve).once('error', reject));
   const runs = (w: Worker, count: number) => {
     w.postMessage(count);
@@ -262,15 +277,19 @@ async function warmThreads(path: string, indexes: number, years: number): Promis
   };
   try {
     await Promise.all(threads.map((w) => reply(w)));
-    await Promise.all(threads.map((w) => runs(w, 2)));
+    const [lone, ...pair] = threads as [Worker, Worker, Worker];
+    const coldAlone = await runs(lone, COLD_RUNS);
+    await lone.terminate();
+    const [a, b] = await Promise.all(pair.map((w) => runs(w, COLD_RUNS)));
+    const coldTogether = a!.map((ms, i) => (ms + b![i]!) / 2);
     const alone: number[] = [];
     const together: number[] = [];
     for (let round = 0; round < 3; round++) {
-      for (const w of threads) alone.push(...(await runs(w, 2)));
-      together.push(...(await Promise.all(threads.map((w) => runs(w, 2)))).flat());
+      for (const w of pair) alone.push(...(await runs(w, 2)));
+      together.push(...(await Promise.all(pair.map((w) => runs(w, 2)))).flat());
     }
-    const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / list.length;
-    return { alone: mean(alone), together: mean(together) };
+    const mean = (list: number[]) => list.reduce((x, y) => x + y, 0) / list.length;
+    return { coldAlone, coldTogether, alone: mean(alone), together: mean(together) };
   } finally {
     await Promise.all(threads.map((w) => w.terminate()));
   }
@@ -425,10 +444,13 @@ export async function run(): Promise<void> {
       if (!same) process.exitCode = 1;
     }
     {
-      const w = child<{ alone: number; together: number }>(['--warm', path, '10', '1']);
+      const w = child<ThreadFigures>(['--warm', path, '10', '1']);
+      const ms = (list: number[]) => list.map((x) => x.toFixed(0)).join(' ');
       console.log(
-        `  two warm threads of one process (rebalance-front-run, 10x1, code compiled, history in memory): a run ${w.alone.toFixed(0)} ms alone, ${w.together.toFixed(0)} ms while the other thread runs one too (x${(w.together / w.alone).toFixed(2)}); a sweep's threads lose the rest at their start`,
+        `  two warm threads of one process (rebalance-front-run, 10x1, code compiled, history in memory): a run ${w.alone.toFixed(0)} ms alone, ${w.together.toFixed(0)} ms while the other thread runs one too (x${(w.together / w.alone).toFixed(2)}); a sweep's threads lose the rest at their start:`,
       );
+      // V8 compiles each thread's code anew: a serial sweep pays this once, a parallel one on every thread at once.
+      console.log(`    a new thread's first ${COLD_RUNS} runs, ms: alone ${ms(w.coldAlone)}; two new threads at once ${ms(w.coldTogether)} (the mean of the two)`);
     }
     console.log(`backtest-summary noop_ratio=${summary.noop_ratio} rss_40x4_mib=${summary.rss_40x4_mib} frontrun_40x1_s=${summary.frontrun_40x1_s} sweep_speedup=${summary.sweep_speedup}`);
   } finally {

@@ -1,3 +1,4 @@
+import { deepFreeze } from '../core/index.ts';
 import type { Rebalance } from '../contract/index.ts';
 import { type IndexbotEvent, type NewEvent, type RebalanceStates, detectRebalancing } from '../detect/index.ts';
 import type { HistoryMoment, SnapshotStore } from '../store/index.ts';
@@ -226,13 +227,4 @@ export class ReplayMarket implements MarketQueries {
     const i = parseInstrument(instrument);
     return i.kind === 'index' ? this.navAt(i.indexId)?.nav : this.tokenPriceAt(i.address)?.priceUsd;
   }
-}
-
-/** A rebalance payload holds lists of changes: made read-only where it is made, so that strategies cannot change what the next one sees. */
-function deepFreeze<T>(v: T): T {
-  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
-  }
-  return v;
 }

@@ -28,5 +28,6 @@ export {
   type LoadOptions,
 } from './loader.ts';
 export { strategySourceHash } from './source-hash.ts';
-export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, consumerOf, markPaused, pausedStrategies } from './runtime.ts';
+export { StrategyRuntime, type RuntimeOptions, type EventLog, type MarketQueries, markPaused, pausedStrategies } from './runtime.ts';
+export { consumerOf } from './runner.ts';
 export { watchStrategies, type WatchOptions } from './watch.ts';

@@ -38,7 +38,7 @@ describe('research commands', () => {
     // The first run's failures are logged (five, then one line); the replays on cut caches repeat them at debug only (a trial saw 118 lines).
     const logged = failed.stderr.split('\n').filter((l) => l.startsWith('{'));
     expect(logged.filter((l) => l.includes('strategy handler failed'))).toHaveLength(5);
-    expect(logged.filter((l) => l.includes('further failed events are parked and counted'))).toHaveLength(1);
+    expect(logged.filter((l) => l.includes('further failed events are skipped and counted'))).toHaveLength(1);
     expect((await runCli([...failing, '--allow-failures'], env)).status).toBe(0);
     const clean = await runCli(['check-lookahead', '--strategy', 'rebalance-front-run', '--json'], env);
     expect(clean.status).toBe(0);

@@ -64,7 +64,7 @@ export function strategyAlert(a: StrategyAlertRow, key: string): Alert {
   return {
     id: key,
     text: plainText(`${a.strategy}: ${a.message}`),
-    fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: a.message, data: a.data },
+    fields: { type: 'strategy.alert', strategy: a.strategy, indexId: a.indexId, occurredAt: iso(a.at), eventId: a.eventId, message: plainText(a.message), data: a.data },
   };
 }
 

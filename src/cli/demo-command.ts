@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
 import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
-import { MAX_TIMER_MS, createLogger, systemClock } from '../core/index.ts';
+import { MAX_TIMER_MS, createLogger, plainText, systemClock } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { refuseForeignDatabase } from '../store/index.ts';
 import { startDaemon } from './daemon.ts';
@@ -99,7 +99,7 @@ export function registerDemoCommand(program: Command): void {
         watch: opts.watch,
         demoDatabase,
         onReload: (strategy, refused) => out(refused ? `reload ${strategy}: kept the running version: ${refused}` : `reload ${strategy}: the next event reaches the new code`),
-        onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${strategy}: ${message}`),
+        onAlert: (strategy, message) => out(`[sim ${simTime()}] alert  ${plainText(`${strategy}: ${message}`)}`),
         onFill: (strategy, f, label) =>
           out(`[sim ${simTime()}] fill   ${strategy}: paper ${f.side} ${f.quantity.toPrecision(5)} ${label} at ${f.price.toPrecision(5)} USD (fee ${f.feeUsd.toFixed(2)})`),
       });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpSender, describeEvent, eventAlert } from '../../src/alerts/index.ts';
+import { HttpSender, describeEvent, eventAlert, strategyAlert } from '../../src/alerts/index.ts';
 import type { IndexbotEvent } from '../../src/detect/index.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
@@ -25,9 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.close());
 
-async function sent(sink: Parameters<HttpSender['send']>[0]) {
+async function sent(sink: Parameters<HttpSender['send']>[0], alert = eventAlert(event)) {
   const before = receiver.requests.length;
-  expect(await new HttpSender(2_000).send(sink, eventAlert(event))).toEqual({ ok: true });
+  expect(await new HttpSender(2_000).send(sink, alert)).toEqual({ ok: true });
   return JSON.parse(receiver.requests[before]!.body) as Record<string, unknown>;
 }
 
@@ -75,5 +75,14 @@ describe('server text in alerts', () => {
     expect(webhook.text).not.toMatch(CONTROL);
     // The event itself stays as the server sent it: a machine reads it as data.
     expect(JSON.stringify(webhook.event)).toContain('\\u001b[31m');
+  });
+
+  it("gives a webhook a strategy alert's message without controls, its data as the strategy made it (trial 28)", async () => {
+    const row = { id: 1, strategy: 'alerter', eventId: event.id, indexId: 'sindex', seq: 1, message: `saw ${HOSTILE}`, data: { raw: HOSTILE }, at: 0 };
+    const webhook = await sent({ type: 'webhook', name: 'w', url: `${receiver.url}/hook` }, strategyAlert(row, 'strategy.alert:alerter:db:1'));
+    expect(webhook.message).toContain('@everyone <!channel>');
+    expect(webhook.message).not.toMatch(CONTROL);
+    expect(webhook.text).not.toMatch(CONTROL);
+    expect(webhook.data).toEqual({ raw: HOSTILE });
   });
 });

@@ -66,4 +66,18 @@ describe('strategies in the daemon', () => {
     expect(out).not.toMatch(/paper (buy|sell) \S+ (token|index):/);
     expect(out).toContain('demo stopped');
   }, 90_000);
+
+  it("the demo prints a strategy's alert as plain text, without its terminal escapes (trial 28)", async () => {
+    const child = spawn(process.execPath, ['bin/indexbot.js', 'demo', '--duration-s', '8', '--db', tempDbPath('demo.db'), '--strategies', 'test/fixtures/escapes'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/alert {2}escape-alerter: \w+ RED {2}seen/);
+    expect(out).not.toContain('\u001b');
+    expect(out).not.toContain('\u0007');
+  }, 60_000);
 });

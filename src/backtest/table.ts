@@ -2,8 +2,13 @@ import { plainText } from '../core/index.ts';
 import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
-export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
-export const fixed = (x: Num, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
+/** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
+function unsignedZero(x: number, d: number): string {
+  const text = x.toFixed(d);
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+}
+export const pct = (x: Num) => (x === null || x === undefined ? '—' : `${unsignedZero(x * 100, 2)}%`);
+export const fixed = (x: Num, d = 2) => (x === null || x === undefined ? '—' : unsignedZero(x, d));
 /**
  * Made once: `toLocaleString` with options builds a new ICU formatter on every call (about
  * 75 µs, taken under a lock the process's threads share), and a report formats every fill.
@@ -142,9 +147,16 @@ export function renderTable(report: BacktestReport): string {
   }
   const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId} ${g.from} .. ${g.to}`));
   if (gaps.length > 0) lines.push('', `gaps in the history: ${gaps.join('; ')}`);
-  if (report.events.parked.count > 0) lines.push(`warning: ${report.events.parked.count} event(s) failed in the strategy and were skipped: ${report.events.parked.errors.join('; ')}`);
+  if (report.events.parked.count > 0) lines.push(`warning: ${report.events.parked.count} event(s) failed in the strategy and were skipped: ${report.events.parked.errors.map(failureLine).join('; ')}`);
   lines.push('', `Conventions: ${report.conventions}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A failure kept with its stack, as one line: its first line, and where it threw (the first frame that names a file), which report.json keeps whole. */
+function failureLine(error: string): string {
+  const [first, ...frames] = error.split('\n');
+  const place = frames.map((f) => /\(?(\S+:\d+:\d+)\)?$/.exec(f.trim())?.[1]).find((p) => p !== undefined);
+  return place === undefined ? first! : `${first} (at ${place})`;
 }
 
 export function formatTable(rows: string[][]): string {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
+import { buildReport, renderTable, reportJson, runBacktest } from '../../src/backtest/index.ts';
 import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
@@ -224,5 +224,17 @@ describe('report', () => {
     expect(msgs.filter((m) => m === 'event skipped for this strategy; it goes on with the next')).toHaveLength(5);
     expect(msgs.filter((m) => m === 'further failed events are skipped and counted, not logged')).toHaveLength(1);
     expect(msgs.filter((m) => m.includes('parked'))).toEqual([]);
+  });
+
+  it("prints each failed event of the table's warning on one line, with where it threw (trial 28)", async () => {
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const strategy = withParams(await loadStrategyModule(fixture('fail-better')), fixture('fail-better'), { fail: true });
+    const table = renderTable(buildReport(await runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H })));
+    cache.close();
+    const warning = table.split('\n').filter((l) => l.startsWith('warning:'));
+    expect(warning).toHaveLength(1);
+    expect(table).not.toMatch(/^\s+at /m);
+    // Each failure: the event, the error's first line, and the strategy's own line that threw.
+    expect(warning[0]).toMatch(/performance\.updated:x:\S+: Error: broken on purpose \(at \S*fail-better\.ts:\d+:\d+\)/);
   });
 });

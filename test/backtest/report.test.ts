@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGE_TRADES, amount, buildReport, chartData, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
+import { PAGE_TRADES, amount, buildReport, chartData, fixed, pct, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -164,5 +164,17 @@ describe('report: refused orders, open positions, a short window', () => {
     const html = renderHtml(r);
     expect(html.match(/<span class="warn"[^>]*>⚠ 5-day window<\/span>/g)).toHaveLength(2);
     expect(html.match(/Daily series: the value at each 00:00 UTC/g)).toHaveLength(1);
+  });
+});
+
+describe('report: figures', () => {
+  it('shows a value that rounds to zero without a minus sign (trial 28: a Sharpe of -0.00)', () => {
+    expect(fixed(-0.001)).toBe('0.00');
+    expect(fixed(-0.0004, 3)).toBe('0.000');
+    expect(fixed(-0)).toBe('0.00');
+    expect(pct(-0.00001)).toBe('0.00%');
+    expect(fixed(-0.005)).toBe('-0.01');
+    expect(pct(-0.0123)).toBe('-1.23%');
+    expect(fixed(null)).toBe('—');
   });
 });

@@ -75,8 +75,10 @@ async function steerPause(name: string, paused: boolean, flags: SteerFlags): Pro
 
 export function registerStrategiesCommand(program: Command): void {
   const cmd = program.command('strategies').description('inspect, pause and resume strategies, and retry their parked events');
-  withConfigFlags(cmd.command('parked').description('list the events parked for each strategy'), 'db').action((flags: { db?: string }) => {
-    const store = SnapshotStore.open(flags.db ?? process.env.INDEXBOT_DB ?? 'data/indexbot.db', { readonly: true });
+  withConfigFlags(cmd.command('parked').description('list the events parked for each strategy'), 'config', 'db').action((flags: ConfigFlags) => {
+    const { db } = loadConfig(flags, process.env, { server: false, services: false });
+    if (!existsSync(db)) throw noDatabase(db);
+    const store = SnapshotStore.open(db, { readonly: true });
     try {
       const parked = store.strategies.parked();
       if (parked.length === 0) process.stdout.write('no parked events\n');

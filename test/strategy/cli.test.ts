@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { databaseWithParkedEvents } from '../helpers/parked.ts';
@@ -9,6 +11,10 @@ describe('indexbot status and strategies commands', () => {
 
     const parked = execFileSync(process.execPath, ['bin/indexbot.js', 'strategies', 'parked', '--db', db], { encoding: 'utf8' });
     expect(parked).toMatch(/always-throws {2}seq 1 {2}rebalance\.announced:sindex:rb_1 {2}after 1 attempts: Error: strategy bug/);
+    // Through the config the daemon runs with, as retry, pause and resume take it (trial 28: unknown option '--config').
+    const config = join(dirname(db), 'config.json');
+    writeFileSync(config, JSON.stringify({ db }));
+    expect(execFileSync(process.execPath, ['bin/indexbot.js', 'strategies', 'parked', '--config', config], { encoding: 'utf8' })).toBe(parked);
 
     const status = JSON.parse(execFileSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }));
     const byName = Object.fromEntries(status.strategies.map((s: { strategy: string }) => [s.strategy, s]));

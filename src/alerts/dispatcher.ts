@@ -1,4 +1,4 @@
-import { type Clock, type Logger, silentLogger, sleep, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, durationText, silentLogger, sleep, systemClock } from '../core/index.ts';
 import { type OutboxRow, type SnapshotStore, failureFields } from '../store/index.ts';
 import { eventAlert, strategyAlert, strategyAlertKey } from './format.ts';
 import { type Alert, HttpSender, type Sender, type SinkConfig, matches, matchesStrategyAlert } from './sinks.ts';
@@ -146,7 +146,12 @@ export class AlertDispatcher {
       const now = this.clock.now();
       // Given up on time, not only when a send is tried.
       if (now - row.createdAt >= this.giveUpAfterMs) {
-        const reason = `still failing after ${Math.round((now - row.createdAt) / 60_000)} min${row.lastError ? `: ${row.lastError}` : ''}`;
+        const waited = durationText(now - row.createdAt);
+        // Alerts to a sink go in order: one never tried waited behind another (or for a process to run).
+        const reason =
+          row.attempts === 0
+            ? `never tried in the ${waited} since it was queued: an earlier alert to this sink held the line, or no process was running`
+            : `still failing after ${waited}${row.lastError ? `: ${row.lastError}` : ''}`;
         this.o.store.outbox.givenUp(sink.name, row.eventId, now, reason);
         this.o.onAttempt?.(sink.name, 'given_up');
         this.log.warn({ sink: sink.name, alert: row.eventId, attempts: row.attempts, reason }, 'alert given up');

@@ -51,3 +51,10 @@ export function weightChange(from: number, to: number, minDigits = 1): string {
   if ((from * 100).toFixed(digits) === (to * 100).toFixed(digits)) digits = minDigits;
   return `${(from * 100).toFixed(digits)}% -> ${(to * 100).toFixed(digits)}%`;
 }
+
+/** A span of time as people say it: seconds under a minute, minutes under two hours, hours after (one decimal at most). */
+export function durationText(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1_000)} s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
+  return `${+(ms / 3_600_000).toFixed(1)} h`;
+}

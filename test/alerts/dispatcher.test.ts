@@ -6,6 +6,7 @@ import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
 import { waitFor } from '../helpers/daemon.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -208,6 +209,25 @@ describe('alert sinks against a local receiver', () => {
     await dispatcher.runOnce();
     expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1, lastError: 'still failing after 60 min: HTTP 500' });
     expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('says why an alert behind a failing one was given up untried, and for how long, in seconds under a minute (trial 28)', async () => {
+    const { receiver, store, clock } = await setup(
+      (url) => [{ type: 'slack', name: 'slack', url }],
+      () => ({ status: 500 }),
+    );
+    const { logger, lines } = captureLogger();
+    const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'slack', name: 'slack', url: receiver.url }], clock, logger, sender: new HttpSender(2_000, () => {}), giveUpAfterMs: 7_200 });
+    store.appendEvents([announced('x', 'rb_1'), announced('x', 'rb_2')]);
+    await dispatcher.runOnce();
+    await clock.advance(7_200);
+    await dispatcher.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    const givenUp = lines.map((l) => JSON.parse(l) as { msg: string; alert: string; attempts: number; reason: string }).filter((l) => l.msg === 'alert given up');
+    expect(givenUp.map((l) => [l.alert, l.attempts, l.reason])).toEqual([
+      ['rebalance.announced:x:rb_1', 1, 'still failing after 7 s: HTTP 500'],
+      ['rebalance.announced:x:rb_2', 0, 'never tried in the 7 s since it was queued: an earlier alert to this sink held the line, or no process was running'],
+    ]);
   });
 
   it('does not lose news that arrives while a round is sending: the next round starts at once, not after the idle wait', async () => {

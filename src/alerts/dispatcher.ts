@@ -91,7 +91,31 @@ export class AlertDispatcher {
   }
 
   start(): void {
+    this.startNewSinksAtTheEnd();
     this.loops = this.o.sinks.map((s) => this.loop(s));
+  }
+
+  /**
+   * A sink new to this database starts after what the database already holds: a channel
+   * added to a bot that has run for months is not sent its whole history (trial 28), only
+   * what is detected from now on. A sink it knows catches up on what came while no process ran.
+   */
+  private startNewSinksAtTheEnd(): void {
+    const { store } = this.o;
+    const known = new Set(store.cursors().map((c) => c.consumer));
+    const now = this.clock.now();
+    for (const sink of this.o.sinks) {
+      const starts: [consumer: string, position: number][] = [
+        [alertConsumer(sink.name), store.lastEventSeq()],
+        [strategyAlertConsumer(sink.name), store.strategies.lastAlertId()],
+      ];
+      const skipped = starts.filter(([consumer, position]) => !known.has(consumer) && position > 0);
+      if (skipped.length === 0) continue;
+      store.transaction(() => {
+        for (const [consumer, position] of skipped) store.setCursor(consumer, position, now);
+      });
+      this.log.info({ sink: sink.name, afterEvent: store.lastEventSeq(), afterStrategyAlert: store.strategies.lastAlertId() }, 'alert sink new to this database: it is sent what happens from now on');
+    }
   }
 
   /** New events are in the log. */

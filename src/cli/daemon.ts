@@ -300,6 +300,8 @@ function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], con
     paper: config.strategies.paper,
     timeoutMs: config.strategies.timeoutMs,
     maxAttempts: config.strategies.maxAttempts,
+    // A strategy added to a bot that has run for months acts on what happens from now on, not on its history.
+    newStrategiesFrom: 'end',
     onAlert: (strategy, message, data) => {
       logger.info({ strategy, alert: data }, message);
       options.onAlert?.(strategy, message, data);

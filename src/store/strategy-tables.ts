@@ -132,6 +132,11 @@ export class StrategyTables {
     return row && alertRow(row);
   }
 
+  /** The newest strategy alert's id; 0 with none. */
+  lastAlertId(): number {
+    return (this.s.lastAlertId.get() as { id: number }).id;
+  }
+
   alertCount(strategy: string): number {
     return (this.s.alertCount.get(strategy) as { n: number }).n;
   }
@@ -194,6 +199,7 @@ function prepare(db: Database.Database) {
     fills: db.prepare('SELECT * FROM paper_fills WHERE account = ? ORDER BY id'),
     insertAlert: db.prepare('INSERT INTO strategy_alerts (strategy, event_id, message, data, at) VALUES (?, ?, ?, ?, ?)'),
     alertCount: db.prepare('SELECT COUNT(*) AS n FROM strategy_alerts WHERE strategy = ?'),
+    lastAlertId: db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM strategy_alerts'),
     alertsAfter: db.prepare(`${ALERT_SELECT} WHERE a.id > ? ORDER BY a.id LIMIT ?`),
     alertById: db.prepare(`${ALERT_SELECT} WHERE a.id = ?`),
     park: db.prepare('INSERT OR REPLACE INTO parked_events (strategy, seq, event_id, attempts, error, parked_at) VALUES (?, ?, ?, ?, ?, ?)'),

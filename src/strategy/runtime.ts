@@ -1,10 +1,10 @@
-import { type Clock, type Logger, StrategyError, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, StrategyError, silentLogger, systemClock } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import type { BookView } from './attempt.ts';
 import type { Fill, Rejection } from './broker.ts';
 import type { LoadedStrategy } from './loader.ts';
 import type { PaperBrokerOptions } from './paper-broker.ts';
-import { StrategyRunner } from './runner.ts';
+import { StrategyRunner, consumerOf } from './runner.ts';
 
 /** Where the runtime reads events and keeps cursors: the store live, memory in a backtest. */
 export type EventLog = Pick<SnapshotStore, 'eventsAfter' | 'cursor' | 'setCursor'>;
@@ -52,6 +52,13 @@ export interface RuntimeOptions {
    * two lines per event). @default no limit: live, each failure is news
    */
   maxFailuresLogged?: number;
+  /**
+   * Where a strategy new to the store (no cursor there yet) starts reading the event log:
+   * `start`, every event it holds (each before `startedAt` flagged replayed); `end`, what is
+   * detected from now on, as a daemon runs a strategy added to a bot that has run for months
+   * (its handlers would otherwise act now on months of old events). @default 'start'
+   */
+  newStrategiesFrom?: 'start' | 'end';
 }
 
 /** Node clamps a longer timer to 1 ms. */
@@ -104,9 +111,26 @@ export class StrategyRuntime {
     checkRange('timeoutMs', o.timeoutMs, 1, MAX_TIMER_MS);
     checkRange('maxFailuresLogged', o.maxFailuresLogged, 0, Number.MAX_SAFE_INTEGER);
     for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
+    if (o.newStrategiesFrom !== undefined && o.newStrategiesFrom !== 'start' && o.newStrategiesFrom !== 'end') {
+      throw new TypeError(`Expected \`newStrategiesFrom\` to be 'start' or 'end', got \`${String(o.newStrategiesFrom)}\``);
+    }
     const startedAt = o.startedAt ?? (o.clock ?? systemClock).now();
     this.pausedNames = new Set(pausedStrategies(o.store));
+    if (o.newStrategiesFrom === 'end') this.startNewStrategiesAtTheEnd();
     this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, this));
+  }
+
+  private startNewStrategiesAtTheEnd(): void {
+    // The store's own log: a daemon's (a backtest replays into a log of its own and starts every strategy at its start).
+    const known = new Set(this.o.store.cursors().map((c) => c.consumer));
+    const last = this.o.store.lastEventSeq();
+    if (last === 0) return;
+    const now = (this.o.clock ?? systemClock).now();
+    for (const { strategy } of this.o.strategies) {
+      if (known.has(consumerOf(strategy.name))) continue;
+      this.o.store.setCursor(consumerOf(strategy.name), last, now);
+      (this.o.logger ?? silentLogger).info({ strategy: strategy.name, afterEvent: last }, 'strategy new to this database: it is given the events detected from now on');
+    }
   }
 
   /** Asked by each runner before each event. Methods, not closures made per runtime: a sweep's runs then call the same targets, and V8 keeps the code it optimized. */

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AlertDispatcher, HttpSender, type SinkConfig } from '../../src/alerts/index.ts';
+import { AlertDispatcher, HttpSender, type SinkConfig, alertConsumer } from '../../src/alerts/index.ts';
 import { ManualClock, silentLogger } from '../../src/core/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
@@ -345,6 +345,47 @@ describe('alert sinks against a local receiver', () => {
   });
 });
 
+describe('a sink new to a database', () => {
+  it('is sent what happens from its start, not the history; a sink the database knows catches up on what came while none ran (trial 28)', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const store = SnapshotStore.open(tempDbPath());
+    cleanups.push(() => store.close());
+    const sinks: SinkConfig[] = [
+      { type: 'webhook', name: 'old', url: `${receiver.url}/old` },
+      { type: 'webhook', name: 'new', url: `${receiver.url}/new` },
+    ];
+    // 'old' ran here before: it has a cursor, at the start.
+    store.setCursor(alertConsumer('old'), 0, T0);
+    store.appendEvents([announced('x', 'rb_1'), announced('x', 'rb_2')]);
+    const { logger, lines } = captureLogger();
+    // Its loops run on the system clock, as a daemon's do.
+    const dispatcher = new AlertDispatcher({ store, sinks, logger, sender: new HttpSender(2_000), idleMs: 10 });
+    dispatcher.start();
+    try {
+      store.appendEvents([announced('x', 'rb_3')]);
+      dispatcher.notify();
+      await waitFor('four deliveries', () => receiver.requests.length === 4);
+    } finally {
+      await dispatcher.stop();
+    }
+    const to = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => r.headers['idempotency-key']);
+    expect(to('/old')).toEqual(['rebalance.announced:x:rb_1', 'rebalance.announced:x:rb_2', 'rebalance.announced:x:rb_3']);
+    expect(to('/new')).toEqual(['rebalance.announced:x:rb_3']);
+    expect(lines.filter((l) => l.includes('alert sink new to this database'))).toHaveLength(1);
+    // Known from now on: a restart does not skip what comes while it is down.
+    store.appendEvents([announced('x', 'rb_4')]);
+    const again = new AlertDispatcher({ store, sinks, sender: new HttpSender(2_000), idleMs: 10 });
+    again.start();
+    try {
+      await waitFor('six deliveries', () => receiver.requests.length === 6);
+    } finally {
+      await again.stop();
+    }
+    expect(to('/new')).toEqual(['rebalance.announced:x:rb_3', 'rebalance.announced:x:rb_4']);
+  });
+});
+
 describe('the outbox across a kill -9', () => {
   it('a process killed between send and record delivers once more on restart, with the same key, and records it once', async () => {
     const { spawn } = await import('node:child_process');
@@ -360,6 +401,8 @@ describe('the outbox across a kill -9', () => {
     const path = tempDbPath();
     const store = SnapshotStore.open(path);
     cleanups.push(() => receiver.close());
+    // The sink ran on this database before the event: what came while no process ran is sent (a sink new to it would start after).
+    store.setCursor(alertConsumer('hook'), 0, Date.now());
     store.appendEvents([announced('x', 'rb_1')]);
     store.close();
     child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/alerts/deliver.ts', path, `${receiver.url}/hook`], { stdio: 'ignore' });

@@ -56,6 +56,24 @@ async function handOnOneByOne(store: SnapshotStore, runtime: StrategyRuntime, co
 }
 
 describe('StrategyRuntime', () => {
+  it("newStrategiesFrom 'end': a strategy new to the database starts after its events; one it knows catches up; the default reads them all (trial 28)", async () => {
+    const seen = async (known: boolean, newStrategiesFrom?: 'end') => {
+      const store = SnapshotStore.open(tempDbPath());
+      if (known) store.setCursor(consumerOf('counting'), 0, T0);
+      store.appendEvents([announced(1), announced(2)]);
+      const { runtime, lines } = await runtimeFor('counting', store, { newStrategiesFrom });
+      await runtime.drain();
+      store.appendEvents([announced(3)]);
+      await runtime.drain();
+      const ids = store.strategies.stateEntries('counting').get('seen');
+      store.close();
+      return { ids, told: lines.filter((l) => l.includes('strategy new to this database')).length };
+    };
+    expect(await seen(false, 'end')).toEqual({ ids: ['rebalance.announced:sindex:rb_3'], told: 1 });
+    expect(await seen(true, 'end')).toEqual({ ids: ['rebalance.announced:sindex:rb_1', 'rebalance.announced:sindex:rb_2', 'rebalance.announced:sindex:rb_3'], told: 0 });
+    expect((await seen(false)).ids).toHaveLength(3);
+  });
+
   it('parks the events of a strategy that always throws, while the others go on', async () => {
     const store = SnapshotStore.open(tempDbPath());
     store.appendEvents([announced(1), perf(2, T0 + 2), announced(3)]);

@@ -60,6 +60,20 @@ export function matchesStrategyAlert(filter: SinkFilter | undefined, a: Strategy
   return !filter?.indexes || (a.indexId !== null && filter.indexes.includes(a.indexId));
 }
 
+/**
+ * The names a sink's filter gives that nothing here will ever match: a strategy not loaded,
+ * an index not followed. A misspelled one would silence the sink without a word (trial 28).
+ * Either list undefined: not known here (a collector runs no strategy; doctor with `"indexes": "all"`), not checked.
+ */
+export function unmatchableFilterNames(sinks: readonly SinkConfig[], strategies: readonly string[] | undefined, indexes: readonly string[] | undefined): string[] {
+  const unknown = (sink: SinkConfig, key: string, names: readonly string[], known: readonly string[] | undefined, what: string) =>
+    known === undefined ? [] : names.filter((n) => !known.includes(n)).map((n) => `alert sink "${sink.name}": filter.${key} "${n}" is no ${what} (${known.join(', ') || 'none'})`);
+  return sinks.flatMap((sink) => [
+    ...unknown(sink, 'strategyAlerts', Array.isArray(sink.filter?.strategyAlerts) ? sink.filter.strategyAlerts : [], strategies, 'strategy this bot runs'),
+    ...unknown(sink, 'indexes', sink.filter?.indexes ?? [], indexes, 'index this bot follows'),
+  ]);
+}
+
 /** What a delivery attempt came to. `retryAfterMs` is the server's own wish (429 Retry-After). */
 export type SendOutcome = { ok: true } | { ok: false; retry: boolean; reason: string; retryAfterMs?: number };
 

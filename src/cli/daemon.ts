@@ -1,4 +1,4 @@
-import { AlertDispatcher, HttpSender, describeEvent, testAlert } from '../alerts/index.ts';
+import { AlertDispatcher, HttpSender, describeEvent, testAlert, unmatchableFilterNames } from '../alerts/index.ts';
 import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSource, endpointTemplate } from '../api/index.ts';
 import { type TokenStore, WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
@@ -81,6 +81,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);
     const indexes = await resolveIndexes(client, config.indexes);
+    // A collector runs no strategy: the strategies' names are its runners' to check.
+    for (const w of unmatchableFilterNames(config.alerts.sinks, options.withoutStrategies ? undefined : strategies.map((s) => s.strategy.name), indexes)) logger.warn({ component: 'alerts' }, w);
     const jobs: PollJob[] = [
       { name: 'indexes', kind: 'indexes', indexId: undefined, intervalMs: config.intervalsMs.indexes },
       { name: 'tokens', kind: 'tokens', indexId: undefined, intervalMs: config.intervalsMs.tokens },

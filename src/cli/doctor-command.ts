@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmdirSync, statSync, statfsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { HttpSender, testAlert } from '../alerts/index.ts';
+import { HttpSender, testAlert, unmatchableFilterNames } from '../alerts/index.ts';
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
 import { TIER_LIMITS, tierLimits } from '../contract/index.ts';
@@ -121,6 +121,12 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
         ? `none in ${config.strategies.dir}`
         : `${strategies.map((s) => s.strategy.name).join(', ')} ${strategies.length === 1 ? 'loads and its params are' : 'load and their params are'} valid`;
     add(warnings.length > 0 ? 'WARN' : 'PASS', 'strategies', [loaded, ...warnings].join('; '));
+    const unmatchable = unmatchableFilterNames(
+      config.alerts.sinks,
+      strategies.map((s) => s.strategy.name),
+      config.indexes === 'all' ? undefined : config.indexes,
+    );
+    if (unmatchable.length > 0) add('WARN', 'alert filters', unmatchable.join('; '));
   } catch (e) {
     add('FAIL', 'strategies', explain(e));
   }

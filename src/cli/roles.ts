@@ -1,3 +1,4 @@
+import { unmatchableFilterNames } from '../alerts/index.ts';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -95,6 +96,13 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
     const openStore = store;
     // The port is taken before the stream is read: one in use stops the start.
     await faces.listen();
+    // A runner polls nothing: the indexes are its collector's to check.
+    for (const w of unmatchableFilterNames(
+      config.alerts.sinks,
+      strategies.map((s) => s.strategy.name),
+      undefined,
+    ))
+      logger.warn({ component: 'alerts' }, w);
     const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces, false);
     const consumer = new StreamConsumer({
       store: openStore,

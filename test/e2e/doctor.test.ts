@@ -61,6 +61,22 @@ describe('indexbot doctor against the sandbox', () => {
     }
   });
 
+  it('warns of an alert filter naming a strategy not run or an index not followed: that sink would never fire (trial 28)', async () => {
+    const db = tempDbPath();
+    SnapshotStore.open(db).close();
+    const config = sandboxConfig(sandbox, db, {
+      indexes: ['sindex'],
+      strategies: { dir: 'strategies' },
+      alerts: { sinks: [{ type: 'console', name: 'ops', filter: { strategyAlerts: ['rebalance-alert', 'nosuchstrategy'], indexes: ['sindex', 'zzindex'] } }] },
+    });
+    const r = await doctor(['--config', config], { INDEXBOT_API_KEY: healthy.key });
+    const line = r.out.split('\n').find((l) => l.includes('alert filters'));
+    expect(line).toMatch(
+      /^WARN {2}alert filters +alert sink "ops": filter\.strategyAlerts "nosuchstrategy" is no strategy this bot runs \(drift-reversion, rebalance-alert, rebalance-front-run\); alert sink "ops": filter\.indexes "zzindex" is no index this bot follows \(sindex\)$/,
+    );
+    expect(r.code).toBe(0);
+  });
+
   it('fails on a wrong key, naming it, and never prints the key', async () => {
     const wrong = 'sk_sandbox_premium_wrongwrongwrongwrong1';
     const r = await doctor(['--config', sandboxConfig(sandbox, tempDbPath(), {})], { INDEXBOT_API_KEY: wrong });

@@ -63,7 +63,7 @@ export function registerBackfillCommand(program: Command): void {
     const shared = await openSharedBudgets(config, logger);
     try {
       const client = createClient(withStoredSignIn(config, store), store, logger, undefined, shared);
-      const indexes = await resolveIndexes(client, flags.indexes ?? config.indexes);
+      const indexes = await (flags.indexes ? resolveIndexes(client, flags.indexes, '--indexes') : resolveIndexes(client, config.indexes));
       const report = await backfill({ client, store, indexes, from: flags.from, to: flags.to ?? now, interval: flags.interval, logger, signal: abort.signal, onProgress });
       bar?.stop();
       const out = process.stdout;

@@ -3,7 +3,7 @@ import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSour
 import { type TokenStore, WalletKeypair } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import { tierLimits } from '../contract/index.ts';
-import { type Clock, ConfigError, IndexbotError, type Logger, demoted } from '../core/index.ts';
+import { type Clock, ConfigError, IndexbotError, type Logger, UsageError, demoted } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { type BotControl, RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
@@ -319,13 +319,14 @@ function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], con
   return runtime;
 }
 
-/** The configured indexes, checked against the server's list. */
-export async function resolveIndexes(client: IndexClient, wanted: 'all' | string[]): Promise<string[]> {
+/** The configured indexes (or those `--indexes` names: a bad one is then a usage error, exit 64), checked against the server's list. */
+export async function resolveIndexes(client: IndexClient, wanted: 'all' | string[], from: 'config' | '--indexes' = 'config'): Promise<string[]> {
   const listed = (await client.iterateIndexes().toArray()).map((i) => i.id);
   if (wanted === 'all') return listed;
   const unknown = wanted.filter((id) => !listed.includes(id));
   if (unknown.length > 0) {
-    throw new ConfigError(`unknown index${unknown.length > 1 ? 'es' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; the server lists ${listed.join(', ')}`);
+    const message = `unknown index${unknown.length > 1 ? 'es' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; the server lists ${listed.join(', ')}`;
+    throw from === 'config' ? new ConfigError(message) : new UsageError(`--indexes: ${message}`);
   }
   return wanted;
 }

@@ -1,5 +1,5 @@
 import { DAY_MS, type EquityPoint, type ReturnMetrics, returnMetrics } from '../backtest/index.ts';
-import { ConfigError, UsageError } from '../core/index.ts';
+import { UsageError } from '../core/index.ts';
 import { type RankMetric, type TrialRunner, bestIndex, score } from './trials.ts';
 
 /**
@@ -51,7 +51,7 @@ export function walkForwardWindows(s: WindowSpec): WalkForwardWindow[] {
   }
   if (out.length === 0) {
     const days = (ms: number) => `${+(ms / DAY_MS).toFixed(2)} d`;
-    throw new ConfigError(`the range holds ${days(s.to - s.from)} of history, less than --train ${days(s.trainMs)} + --test ${days(s.testMs)}; backfill more or shorten the windows`);
+    throw new UsageError(`the range holds ${days(s.to - s.from)} of history, less than --train ${days(s.trainMs)} + --test ${days(s.testMs)}; backfill more or shorten the windows`);
   }
   return out;
 }

@@ -104,6 +104,8 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
   it('backfill: --from after --to, and --from in the future, are one line', async () => {
     expectOneLine(await runCli(['backfill', '--from', '2026-11-08', '--to', '2026-11-02', '--base-url', sandbox.baseUrl]), 64, '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z');
     expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');
+    // An index --indexes names that the server does not list: a bad flag, 64, as backtest says it (trial 28: 78 here).
+    expectOneLine(await runCli(['backfill', '--from', '2026-11-01', '--indexes', 'nosuchindex', '--base-url', sandbox.baseUrl]), 64, '--indexes: unknown index "nosuchindex"; the server lists');
   });
 
   it('backfill stopped by Ctrl-C says how many pages it stored, exit 75', async () => {

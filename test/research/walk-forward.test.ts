@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest } from '../../src/backtest/index.ts';
-import { ConfigError, UsageError } from '../../src/core/index.ts';
+import { UsageError } from '../../src/core/index.ts';
 import { stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
@@ -29,7 +29,8 @@ describe('walk-forward windows', () => {
   });
 
   it('refuses a range too short for one window, and a step shorter than the test window, naming the flags', () => {
-    expect(() => walkForwardWindows({ from: 0, to: 39 * D, trainMs: 30 * D, testMs: 10 * D })).toThrow(ConfigError);
+    // Windows the range cannot hold: the flags asked for them, a usage error as --step's is (trial 28: it exited 78).
+    expect(() => walkForwardWindows({ from: 0, to: 39 * D, trainMs: 30 * D, testMs: 10 * D })).toThrow(UsageError);
     expect(() => walkForwardWindows({ from: 0, to: 39 * D, trainMs: 30 * D, testMs: 10 * D })).toThrow('the range holds 39 d of history, less than --train 30 d + --test 10 d');
     expect(() => walkForwardWindows({ from: 0, to: 99 * D, trainMs: 30 * D, testMs: 10 * D, stepMs: 5 * D })).toThrow('--step (5 d) must be at least --test (10 d)');
     // Two flags that disagree: a usage error (exit 64), as any bad flag is (found by a trial: it exited 78).

@@ -2,7 +2,7 @@ export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOption
 export { openCache } from './inputs.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
 export { buildReport, reportJson, reportJsonChunks, reportSummary, REPORT_FORMAT, type BacktestReport, type ReportSummary } from './report.ts';
-export { renderTable, formatTable, pct, fixed, amount } from './table.ts';
+export { renderTable, formatTable, failureLine, pct, fixed, amount } from './table.ts';
 export { renderHtml, uplot, escapeHtml, chartData, PAGE_TRADES } from './html.ts';
 export {
   returnMetrics,

@@ -1,4 +1,5 @@
-import { plainText } from '../core/index.ts';
+import { relative } from 'node:path';
+import { minuteText, plainText } from '../core/index.ts';
 import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
@@ -94,7 +95,7 @@ export function renderTable(report: BacktestReport): string {
   const head = ['', report.strategy.name, ...benches.map((b) => `hold ${b.indexId}`)];
   const rows = metricRows(report.metrics).map((r) => [r.annualised && short ? `${r.label} (!)` : r.label, r.strategy, ...benches.map((b) => r.benchmark(b))]);
   const lines = [
-    `${report.strategy.name} ${report.settings.from!.slice(0, 10)} .. ${report.settings.to!.slice(0, 10)} (${report.settings.interval}), run ${report.runId}, fills ${report.fills.hash.slice(0, 12)}`,
+    `${report.strategy.name} ${minuteText(report.settings.from!)} .. ${minuteText(report.settings.to!)} (${report.settings.interval}), run ${report.runId}, fills ${report.fills.hash.slice(0, 12)}`,
     formatTable([head, ...rows]),
   ];
   if (short) lines.push(`(!) ${report.warnings[0]}`);
@@ -152,11 +153,13 @@ export function renderTable(report: BacktestReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A failure kept with its stack, as one line: its first line, and where it threw (the first frame that names a file), which report.json keeps whole. */
-function failureLine(error: string): string {
-  const [first, ...frames] = error.split('\n');
-  const place = frames.map((f) => /\(?(\S+:\d+:\d+)\)?$/.exec(f.trim())?.[1]).find((p) => p !== undefined);
-  return place === undefined ? first! : `${first} (at ${place})`;
+/** A parked event's error as one line: its message, and where it was thrown when a frame outside the packages says (the strategy's file and line); report.json keeps the stack. */
+export function failureLine(error: string): string {
+  const [first = '', ...frames] = error.split('\n');
+  const at = frames
+    .map((f) => /\(([^()]+:\d+:\d+)\)\s*$/.exec(f)?.[1] ?? /^\s*at\s+(\S+:\d+:\d+)\s*$/.exec(f)?.[1])
+    .find((where) => where !== undefined && !where.startsWith('node:') && !where.includes('/node_modules/'));
+  return at === undefined ? first : `${first}, at ${relative(process.cwd(), at.replace(/^file:\/\//, ''))}`;
 }
 
 export function formatTable(rows: string[][]): string {

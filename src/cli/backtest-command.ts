@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -14,6 +14,7 @@ import {
   defaultMaxGapMs,
   edgeGaps,
   SWEEP_COLUMNS,
+  failureLine,
   formatTable,
   isLargeGap,
   renderSweepHtml,
@@ -470,15 +471,6 @@ function writeSweep(reports: ReportSummary[], dir: string, json: boolean | undef
   const rows = sweptOnly(comparison, file.swept).map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
   const headings = sweepHeadings(reports);
   return `${formatTable([headings.labels, ...rows])}\n${headings.warning === undefined ? '' : `(!) ${headings.warning}\n`}reports: ${dir}\n`;
-}
-
-/** A parked event's error as one line: its message, and where it was thrown when a frame outside the packages says (the strategy's file and line). */
-export function failureLine(error: string): string {
-  const [first = '', ...frames] = error.split('\n');
-  const at = frames
-    .map((f) => /\(([^()]+:\d+:\d+)\)\s*$/.exec(f)?.[1] ?? /^\s*at\s+(\S+:\d+:\d+)\s*$/.exec(f)?.[1])
-    .find((where) => where !== undefined && !where.startsWith('node:') && !where.includes('/node_modules/'));
-  return at === undefined ? first : `${first}, at ${relative(process.cwd(), at.replace(/^file:\/\//, ''))}`;
 }
 
 /**

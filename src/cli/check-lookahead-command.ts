@@ -1,10 +1,11 @@
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { amount, formatTable } from '../backtest/index.ts';
+import { amount, failureLine, formatTable } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { type Decision, checkLookahead } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, failureLine, manyRunsLogger, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
+import { minuteText } from '../core/index.ts';
+import { type BacktestInputFlags, backtestInputs, failOnHandlerErrors, manyRunsLogger, paramsOption, resolveStrategy, withBacktestInputOptions } from './backtest-command.ts';
 import { LOG_FLAGS, intOption, loggerFor, withConfigFlags } from './options.ts';
 
 interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
@@ -15,8 +16,6 @@ interface CheckLookaheadFlags extends ConfigFlags, BacktestInputFlags {
   json?: boolean;
   allowFailures?: boolean;
 }
-
-const iso = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
 
 export function registerCheckLookaheadCommand(program: Command): void {
   withConfigFlags(
@@ -65,15 +64,15 @@ export function registerCheckLookaheadCommand(program: Command): void {
     if (flags.json) process.stdout.write(`${JSON.stringify(r, null, 1)}\n`);
     else {
       const lines = [
-        `check-lookahead ${r.strategy} ${iso(rest.from)} .. ${iso(rest.to)}: ${r.decisions} decision${r.decisions === 1 ? '' : 's'} at ${r.decisionTimes} time${r.decisionTimes === 1 ? '' : 's'}; replayed on the cache cut at ${r.checked} of them`,
+        `check-lookahead ${r.strategy} ${minuteText(rest.from)} .. ${minuteText(rest.to)}: ${r.decisions} decision${r.decisions === 1 ? '' : 's'} at ${r.decisionTimes} time${r.decisionTimes === 1 ? '' : 's'}; replayed on the cache cut at ${r.checked} of them`,
       ];
       const skipped = r.failedEvents > 0 ? ` (of what its handlers did: they failed on ${r.failedEvents} event(s), skipped)` : '';
-      const decisionRow = (d: Decision) => [iso(d.at), d.eventId, d.side, d.instrument, d.outcome, amount(d.quantity)];
+      const decisionRow = (d: Decision) => [minuteText(d.at), d.eventId, d.side, d.instrument, d.outcome, amount(d.quantity)];
       if (r.differences.length === 0)
         lines.push(r.decisions === 0 ? `no decisions to check: the strategy placed no order in this range${skipped}` : `PASS no decision changed when the cache was cut at it${skipped}`);
       else {
         lines.push(`FAIL ${r.differences.length} decision(s) differ between the whole cache and the cache cut at their time: the strategy learns from outside its context`);
-        const rows = r.differences.map((d) => [iso(d.cutAt), ...decisionRow(d.decision), d.seenIn]);
+        const rows = r.differences.map((d) => [minuteText(d.cutAt), ...decisionRow(d.decision), d.seenIn]);
         lines.push(formatTable([['cut at', 'decided at', 'event', 'side', 'instrument', 'outcome', 'quantity', 'made by'], ...rows]));
       }
       if (r.carriedOver.length > 0) {

@@ -58,3 +58,8 @@ export function durationText(ms: number): string {
   if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
   return `${+(ms / 3_600_000).toFixed(1)} h`;
 }
+
+/** A time to the minute, in UTC, as a line of a terminal shows it: `2026-06-01 12:30`. */
+export function minuteText(t: number | string): string {
+  return new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+}

@@ -231,10 +231,12 @@ describe('report', () => {
     const strategy = withParams(await loadStrategyModule(fixture('fail-better')), fixture('fail-better'), { fail: true });
     const table = renderTable(buildReport(await runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H })));
     cache.close();
+    // The range to the minute, as given (trial 28: --from 12:30 read as the day).
+    expect(table.split('\n')[0]).toMatch(/^fail-better 2025-03-01 00:00 \.\. 2025-03-05 23:00 \(1h\), run /);
     const warning = table.split('\n').filter((l) => l.startsWith('warning:'));
     expect(warning).toHaveLength(1);
     expect(table).not.toMatch(/^\s+at /m);
     // Each failure: the event, the error's first line, and the strategy's own line that threw.
-    expect(warning[0]).toMatch(/performance\.updated:x:\S+: Error: broken on purpose \(at \S*fail-better\.ts:\d+:\d+\)/);
+    expect(warning[0]).toMatch(/performance\.updated:x:\S+: Error: broken on purpose, at test\/fixtures\/backtest\/fail-better\.ts:\d+:\d+/);
   });
 });

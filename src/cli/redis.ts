@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import type { Config } from '../config/index.ts';
 import { ConfigError, type Logger } from '../core/index.ts';
 import { RedisBudgets } from '../ratelimit/index.ts';
-import { probeRedis, redactRedisUrl, refusedCredentials } from '../redis/index.ts';
+import { type RedisRefusal, probeRedis, redactRedisUrl, refusedSettings } from '../redis/index.ts';
 
 /**
  * The shared rate budget when the config names a Redis, else undefined. It waits a moment for
@@ -12,10 +12,10 @@ import { probeRedis, redactRedisUrl, refusedCredentials } from '../redis/index.t
  */
 export async function openSharedBudgets(config: Config, logger: Logger): Promise<RedisBudgets | undefined> {
   if (!config.redisUrl) return undefined;
-  // A refused password is a setting to fix: the budget would pace locally for ever, warning.
-  const refusal = await refusedCredentials(config.redisUrl);
+  // A refused password or database is a setting to fix: the budget would pace locally for ever, warning.
+  const refusal = await refusedSettings(config.redisUrl);
   if (refusal !== undefined) {
-    throw new ConfigError(`${config.redisUrlSource ?? 'rateLimit.redis'} ${redactRedisUrl(config.redisUrl)}: the shared rate budget's Redis refused the credentials (${refusal})`);
+    throw new ConfigError(`${config.redisUrlSource ?? 'rateLimit.redis'} ${redactRedisUrl(config.redisUrl)}: the shared rate budget's Redis refused the ${refusal.what} (${refusal.message})`);
   }
   const budgets = new RedisBudgets({ url: config.redisUrl, logger: logger.child({ component: 'shared-budget' }) });
   const ready = await budgets.ready();
@@ -42,6 +42,9 @@ export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisC
   const { redis } = probe;
   try {
     await redis.connect();
+    // A database number past the server's: connected all the same, in database 0.
+    const settingRefused = probe.refusal();
+    if (settingRefused !== undefined) return { ok: false, detail: refusedDetail(where, settingRefused) };
     const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
     const facts = await Promise.all(servers.map(serverFacts));
     const version = facts.map((f) => f.version).sort(compareVersions)[0] ?? 'unknown';
@@ -58,7 +61,7 @@ export async function checkRedis(url: string, timeoutMs = 3_000): Promise<RedisC
   } catch (e) {
     probe.saw(e);
     const refusal = probe.refusal();
-    if (refusal !== undefined) return { ok: false, detail: `${where}: authentication failed (${refusal})` };
+    if (refusal !== undefined) return { ok: false, detail: refusedDetail(where, refusal) };
     return { ok: false, detail: `${where}: not reachable (${e instanceof Error ? e.message : String(e)})` };
   } finally {
     redis.disconnect();
@@ -76,3 +79,7 @@ const compareVersions = (a: string, b: string) => {
   for (let i = 0; i < Math.max(x!.length, y!.length); i++) if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) - (y![i] ?? 0);
   return 0;
 };
+
+function refusedDetail(where: string, refusal: RedisRefusal): string {
+  return `${where}: ${refusal.what === 'credentials' ? 'authentication failed' : 'database number refused'} (${refusal.message})`;
+}

@@ -6,7 +6,7 @@ import { RemoteFaces } from '../http/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, type IndexbotError, UsageError } from '../core/index.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
-import { redactRedisUrl, refusedCredentials } from '../redis/index.ts';
+import { redactRedisUrl, refusedSettings } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
 import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategiesAndAlerts } from './daemon.ts';
 
@@ -45,8 +45,8 @@ export async function startRole(config: Config, flags: RoleFlags, options: Daemo
   const eventsUrl = resolveRedisUrl(flags.events ?? env.INDEXBOT_EVENTS_URL, eventsSource, env, 'the event stream', flags.events !== undefined);
   if (!eventsUrl) throw new ConfigError(`--role ${role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
   // Before anything is opened: the stream's loops would retry a refused password for ever.
-  const refusal = await refusedCredentials(eventsUrl);
-  if (refusal !== undefined) throw new ConfigError(`${eventsSource} ${redactRedisUrl(eventsUrl)}: the event stream's Redis refused the credentials (${refusal})`);
+  const refusal = await refusedSettings(eventsUrl);
+  if (refusal !== undefined) throw new ConfigError(`${eventsSource} ${redactRedisUrl(eventsUrl)}: the event stream's Redis refused the ${refusal.what} (${refusal.message})`);
   const { logger } = options;
   if (role === 'collector') {
     let publisher: StreamPublisher | undefined;

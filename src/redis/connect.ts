@@ -61,16 +61,19 @@ export function redisUrlProblem(url: string): string | undefined {
   } catch (e) {
     return (e as Error).message;
   }
-  let protocol: string;
+  let parsed: URL;
   try {
-    protocol = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
     // The usual slip, said apart; the URL itself is never quoted (it may hold a password).
     const port = /^[a-z-]+:\/\/(?:[^@/]*@)?(?:\[[^\]]*\]|[^:/]*):([^/]*)/i.exec(url)?.[1];
     if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65_535)) return 'its port is not a number from 1 to 65535';
     return 'not a URL';
   }
-  return protocol === 'redis:' || protocol === 'rediss:' ? undefined : `the scheme is ${protocol.slice(0, 20)}`;
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') return `the scheme is ${parsed.protocol.slice(0, 20)}`;
+  // ioredis reads the path as the database: anything else crashed its SELECT with a stack trace (trial 29).
+  if (!/^\/?(\d{1,9})?$/.test(parsed.pathname)) return 'its path is not a database number (redis://host:6379/0)';
+  return undefined;
 }
 
 /**
@@ -120,22 +123,29 @@ export function redactRedisUrl(url: string): string {
   }
 }
 
-/**
- * The server's refusal of a connection's credentials (a wrong password, none where one is
- * required, a disabled user), as Redis words it; undefined for any other failure. Redis never
- * echoes the password, so the text may be shown.
- */
-export function credentialsRefusal(e: unknown): string | undefined {
+/** A setting of a connection the server refused, in its words: a fix to make, not an outage to wait out. */
+export interface RedisRefusal {
+  /** What it refused: the credentials (a wrong password, none where one is required, a disabled user), or the database number (past the server's `databases`). */
+  what: 'credentials' | 'database number';
+  /** Redis's words (it never echoes a password, so they may be shown). */
+  message: string;
+}
+
+/** The server's refusal of a connection's credentials or database number; undefined for any other failure. */
+export function redisRefusal(e: unknown): RedisRefusal | undefined {
   const message = e instanceof Error ? e.message : '';
-  return /^(WRONGPASS|NOAUTH)\b|^ERR (invalid password|AUTH\b)/.test(message) ? message : undefined;
+  if (/^(WRONGPASS|NOAUTH)\b|^ERR (invalid password|AUTH\b)/.test(message)) return { what: 'credentials', message };
+  // ioredis selects the URL's database as it connects; refused, it goes on in database 0 (trial 29), reading another's keys.
+  if (/^ERR (DB index is out of range|invalid DB index)/.test(message)) return { what: 'database number', message };
+  return undefined;
 }
 
 /**
- * Connects once to `url` and tells whether the server refuses its credentials (Redis's words),
- * or undefined when it accepts them or cannot be reached within `timeoutMs` (reaching it is then
- * the caller's retries' business): a wrong password is a setting to fix, not an outage to wait out.
+ * Connects once to `url` and tells whether the server refuses its credentials or database
+ * number, or undefined when it accepts them or cannot be reached within `timeoutMs` (reaching
+ * it is then the caller's retries' business).
  */
-export async function refusedCredentials(url: string, timeoutMs = 3_000): Promise<string | undefined> {
+export async function refusedSettings(url: string, timeoutMs = 3_000): Promise<RedisRefusal | undefined> {
   const probe = probeRedis(url, timeoutMs);
   try {
     await probe.redis.connect();
@@ -157,9 +167,9 @@ export async function refusedCredentials(url: string, timeoutMs = 3_000): Promis
  */
 export function probeRedis(url: string, timeoutMs: number) {
   const redis = connectRedis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
-  let refusal: string | undefined;
+  let refusal: RedisRefusal | undefined;
   const saw = (e: unknown) => {
-    refusal ??= credentialsRefusal(e);
+    refusal ??= redisRefusal(e);
   };
   redis.on('error', saw);
   // A cluster's nodes refuse it each on its own: it then says only that none of them is available.

@@ -35,6 +35,23 @@ describe('Redis in config and doctor', () => {
     expect(caught(() => loadConfig({ config: viaEnv }, {})).message).toMatch(/MY_REDIS is not set/);
   });
 
+  it("refuses a database that is not a number, and one past the server's, with one line, not a stack trace (trial 29)", { timeout: 60_000 }, async () => {
+    const db = tempDbPath();
+    const path = writeConfig(db, { baseUrl: 'http://127.0.0.1:1/v1', rateLimit: { redis: 'redis://127.0.0.1:6379/abc' } });
+    expect(caught(() => loadConfig({ config: path }, {})).message).toMatch(/rateLimit\.redis: .*its path is not a database number/);
+    const runner = await runCli(['run', '--db', db, '--role', 'strategies', '--events', `redis://127.0.0.1:${redis.port}/abc`]);
+    expect(runner.stderr.trim().split('\n')).toHaveLength(1);
+    expect(runner.stderr).toMatch(/--events: .*its path is not a database number .*\[USAGE_INVALID\]/);
+    expect(runner.status).toBe(64);
+    // Past the server's 16 databases: ioredis went on in database 0, reading another's stream.
+    const past = await runCli(['run', '--db', db, '--role', 'strategies', '--events', `redis://127.0.0.1:${redis.port}/99`]);
+    expect(past.stderr.trim().split('\n')).toEqual([
+      `indexbot: --events redis://127.0.0.1:${redis.port}/99: the event stream's Redis refused the database number (ERR DB index is out of range) [CONFIG_INVALID]`,
+    ]);
+    expect(past.status).toBe(78);
+    expect((await checkRedis(`redis://127.0.0.1:${redis.port}/99`, 2_000)).detail).toBe(`redis://127.0.0.1:${redis.port}/99: database number refused (ERR DB index is out of range)`);
+  });
+
   it('doctor: reachable with its version, warns of an eviction policy that can drop the budget, fails unreachable without the password', async () => {
     const ok = await checkRedis(redis.url);
     expect(ok).toMatchObject({ ok: true });

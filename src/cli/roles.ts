@@ -103,13 +103,16 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       undefined,
     ))
       logger.warn({ component: 'alerts' }, w);
-    const { alerts, runtime } = startStrategiesAndAlerts(openStore, strategies, config, options, faces, false);
+    // Set before the first read: the consumer calls onEvents only once started.
+    let running: ReturnType<typeof startStrategiesAndAlerts> | undefined;
     const consumer = new StreamConsumer({
       store: openStore,
       redisUrl: eventsUrl,
       group,
+      reader: { databaseId: openStore.databaseId(), where: `${hostname()}:${resolve(config.db)}` },
       logger: logger.child({ component: 'stream' }),
       onEvents: async (events) => {
+        const { runtime, alerts } = running!;
         runtime.notify();
         alerts.notify();
         faces.onEvents(events);
@@ -118,6 +121,16 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
         await runtime.passed(events.at(-1)!.seq);
       },
     });
+    // Two runners in one group would each get part of the events (trial 29): the second is refused. Redis away: the loop claims it later.
+    const other = await consumer.claimGroup().catch(() => undefined);
+    if (other !== undefined) {
+      await consumer.stop();
+      throw new ConfigError(
+        `--group ${group}: another runner reads through it (${other}), and each would get part of the events; give each runner its own --group (the default is one per host and database)`,
+      );
+    }
+    running = startStrategiesAndAlerts(openStore, strategies, config, options, faces, false);
+    const { alerts, runtime } = running;
     // No client: no rate gates; the indexes are those the stream has brought so far.
     await faces.start(
       botControl(openStore, runtime, config, options, {

@@ -14,6 +14,12 @@ export interface StreamConsumerOptions {
   group: string;
   /** @default `indexbot:events` */
   stream?: string;
+  /**
+   * Who reads through the group: the runner's database (its id, first) and where it is. Two
+   * runners in one group split the events between them, neither getting all: the group is
+   * claimed for one database at a time, and {@link StreamConsumer.claimGroup} says who else holds it.
+   */
+  reader?: { databaseId: string; where: string };
   /** How long one read blocks waiting for new entries. @default 1000 */
   blockMs?: number;
   /**
@@ -26,6 +32,19 @@ export interface StreamConsumerOptions {
 }
 
 type Entries = [id: string, fields: string[] | null][];
+
+/** How long a runner's claim on its group lasts unrenewed (it renews at each heartbeat, every 5 s). */
+const CLAIM_MS = 30_000;
+
+/**
+ * Takes the group for `ARGV[1]` (a database's id, then who it is) unless another database
+ * holds it: returns the holder's value, or nothing once taken or renewed.
+ */
+const CLAIM_SCRIPT = `
+local held = redis.call('GET', KEYS[1])
+if held and string.sub(held, 1, #ARGV[2]) ~= ARGV[2] then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return false`;
 
 const HEARTBEAT_MS = 5_000;
 
@@ -101,6 +120,20 @@ export class StreamConsumer {
 
   private groupReady = false;
   private lastBeatAt = 0;
+  private lastSplitWarningAt = 0;
+
+  /**
+   * Claims the group for this runner's database, or renews the claim; resolves to who else
+   * holds it (undefined when this runner does, or no `reader` was given). Throws when Redis
+   * does not answer.
+   */
+  async claimGroup(): Promise<string | undefined> {
+    const reader = this.o.reader;
+    if (!reader) return undefined;
+    await connected(this.redis);
+    const held = await this.redis.eval(CLAIM_SCRIPT, 1, `${this.stream}:reader:${this.o.group}`, `${reader.databaseId} ${reader.where}`, reader.databaseId, CLAIM_MS);
+    return typeof held === 'string' ? held.slice(held.indexOf(' ') + 1) : undefined;
+  }
 
   /**
    * The runner's heartbeat, what `status --check` and /readyz read: a read answered (entries or
@@ -115,6 +148,12 @@ export class StreamConsumer {
     const count = (v: unknown) => (typeof v === 'number' ? v : null);
     const beat: StreamHeartbeat = { stream: this.stream, group: this.o.group, lag: count(fields?.lag), pending: count(fields?.pending), pid: process.pid };
     this.o.store.setRuntime(STREAM_HEARTBEAT, beat, now);
+    // Taken at the start; another runner started on the group while Redis was away, or after its claim lapsed.
+    const other = await this.claimGroup();
+    if (other !== undefined && now - this.lastSplitWarningAt >= 60_000) {
+      this.lastSplitWarningAt = now;
+      this.logger.error({ group: this.o.group, other }, `another runner (${other}) reads through group ${this.o.group}: each gets part of the events; give each runner its own --group`);
+    }
   }
 
   private async ensureGroup(): Promise<void> {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis } from '../../src/cli/redis.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { caught } from '../helpers/caught.ts';
-import { lockIsFree, runCli, writeConfig } from '../helpers/daemon.ts';
+import { lockIsFree, runCli, spawnDaemon, waitFor, writeConfig } from '../helpers/daemon.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { type TestRedis, freePort, startRedis } from '../helpers/redis.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -50,6 +50,23 @@ describe('Redis in config and doctor', () => {
     ]);
     expect(past.status).toBe(78);
     expect((await checkRedis(`redis://127.0.0.1:${redis.port}/99`, 2_000)).detail).toBe(`redis://127.0.0.1:${redis.port}/99: database number refused (ERR DB index is out of range)`);
+  });
+
+  it('a second runner given the group another database reads through is refused at its start: each would get part of the events (trial 29)', { timeout: 90_000 }, async () => {
+    const events = ['--role', 'strategies', '--events', redis.url, '--group', 'same', '--strategies', 'test/fixtures/strategies/counting'];
+    const first = spawnDaemon(['--db', tempDbPath(), ...events], {});
+    try {
+      await waitFor('the first runner running', () => /indexbot running/.test(first.output()), 60_000, 50);
+      const second = await runCli(['run', '--db', tempDbPath(), ...events]);
+      expect(second.stderr.trim().split('\n')).toHaveLength(1);
+      expect(second.stderr.trim()).toMatch(
+        /^indexbot: --group same: another runner reads through it \(\S+:\S+\.db\), and each would get part of the events; give each runner its own --group .*\[CONFIG_INVALID\]$/,
+      );
+      expect(second.status).toBe(78);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
   });
 
   it('doctor: reachable with its version, warns of an eviction policy that can drop the budget, fails unreachable without the password', async () => {

@@ -76,6 +76,25 @@ describe('event stream (real redis-server)', () => {
     }
   });
 
+  it("a group is claimed for one runner's database: another database is told who holds it; the same database (restarted) takes it back (trial 29)", async () => {
+    const consumerOf = (databaseId: string, where: string) =>
+      new StreamConsumer({ store: SnapshotStore.open(tempDbPath()), redisUrl: redis.url, group: 'shared-group', stream: 'test:claim', blockMs: 100, reader: { databaseId, where } });
+    const first = consumerOf('db-one', 'host-a:/srv/one.db');
+    const second = consumerOf('db-two', 'host-b:/srv/two.db');
+    const restarted = consumerOf('db-one', 'host-a:/srv/one.db');
+    try {
+      expect(await first.claimGroup()).toBeUndefined();
+      expect(await second.claimGroup()).toBe('host-a:/srv/one.db');
+      // Killed and started again on its own database: its claim is its own.
+      expect(await restarted.claimGroup()).toBeUndefined();
+      const ttl = await admin.pttl('test:claim:reader:shared-group');
+      expect(ttl).toBeGreaterThan(20_000);
+      expect(ttl).toBeLessThanOrEqual(30_000);
+    } finally {
+      await Promise.all([first, second, restarted].map((c) => c.stop()));
+    }
+  });
+
   it('a runner takes back what it was given and never acknowledged, stores each event once, and acknowledges after the commit', async () => {
     const stream = 'test:consume';
     for (const n of [1, 2, 3]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));

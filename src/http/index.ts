@@ -10,7 +10,7 @@ import { type BotControl, HttpServer } from './server.ts';
 import { EventStream } from './stream.ts';
 import { TelegramCommands } from './telegram.ts';
 
-export { DaemonMetrics, type MetricSources, metricLabel } from './metrics.ts';
+export { DaemonMetrics, type MetricSources } from './metrics.ts';
 export { type BotControl, HttpServer } from './server.ts';
 export { EventStream } from './stream.ts';
 export { TelegramCommands } from './telegram.ts';

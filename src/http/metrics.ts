@@ -21,9 +21,6 @@ export interface MetricSources {
   now(): number;
 }
 
-/** `rebalance.announced` -> `rebalance_announced`: label values in the usual Prometheus form. */
-export const metricLabel = (type: string) => type.replace(/[^a-zA-Z0-9_]/g, '_');
-
 /**
  * The daemon's Prometheus registry. Counters and histograms are pushed from observer hooks
  * where things happen (client, poller, events, strategies, alert sinks); gauges are read from
@@ -98,7 +95,8 @@ export class DaemonMetrics {
     // Every value of a label known in advance starts at 0: a series that first appears at its
     // first increase is invisible to increase() and to an alert on it until then.
     for (const outcome of ['ok', 'failed']) this.polls.inc({ outcome }, 0);
-    for (const type of EVENT_TYPES) this.events.inc({ type: metricLabel(type) }, 0);
+    // The event's type as the README, the events API, the SSE stream and the logs spell it (trial 29: a query written from them matched nothing).
+    for (const type of EVENT_TYPES) this.events.inc({ type }, 0);
     this.defineGauges(registers);
   }
 
@@ -141,10 +139,9 @@ export class DaemonMetrics {
 
   onEvents(events: readonly IndexbotEvent[]): void {
     for (const e of events) {
-      const type = metricLabel(e.type);
-      this.events.inc({ type });
+      this.events.inc({ type: e.type });
       // What happened before the start (a rebalance announced while the bot was down) measures the downtime, not detection.
-      if (e.occurredAt >= this.startedAt && !UNTIMED_EVENT_TYPES.has(e.type)) this.detectionDelay.observe({ type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
+      if (e.occurredAt >= this.startedAt && !UNTIMED_EVENT_TYPES.has(e.type)) this.detectionDelay.observe({ type: e.type }, Math.max(0, e.detectedAt - e.occurredAt) / 1000);
     }
   }
 

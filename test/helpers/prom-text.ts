@@ -82,7 +82,7 @@ function parseLabels(raw: string, at: string): Record<string, string> {
   return labels;
 }
 
-/** The value of one series (0 when absent), e.g. `value(f, 'indexbot_events_total', { type: 'rebalance_announced' })`. */
+/** The value of one series (0 when absent), e.g. `value(f, 'indexbot_events_total', { type: 'rebalance.announced' })`. */
 export function sampleValue(families: Map<string, PromFamily>, name: string, labels: Record<string, string> = {}): number {
   for (const f of families.values()) {
     for (const s of f.samples) {

@@ -115,7 +115,7 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(wrongMethod.headers.get('allow')).toBe('POST');
   });
 
-  it('/metrics parses strictly, and a rebalance triggered in the sandbox moves events_total{type="rebalance_announced"} by one', async () => {
+  it('/metrics parses strictly, and a rebalance triggered in the sandbox moves events_total{type="rebalance.announced"} by one', async () => {
     const before = await metrics();
     // Each strategy run has its fills series from the start, at 0 until its first fill.
     const fillSeries = before.get('indexbot_strategy_fills_total')!.samples.map((s) => `${s.labels.strategy} ${s.labels.side}`);
@@ -130,11 +130,11 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
         name,
       ).toEqual(POLLED);
     }
-    const announcedBefore = sampleValue(before, 'indexbot_events_total', { type: 'rebalance_announced' });
+    const announcedBefore = sampleValue(before, 'indexbot_events_total', { type: 'rebalance.announced' });
     const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data;
     await waitFor('the announcement', () => announcedFor(rb.id));
     const after = await metrics();
-    expect(sampleValue(after, 'indexbot_events_total', { type: 'rebalance_announced' }) - announcedBefore).toBe(1);
+    expect(sampleValue(after, 'indexbot_events_total', { type: 'rebalance.announced' }) - announcedBefore).toBe(1);
 
     expect(after.get('indexbot_events_total')!.type).toBe('counter');
     expect(after.get('indexbot_event_detection_delay_seconds')!.type).toBe('histogram');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type IndexbotEvent } from '../../src/detect/index.ts';
-import { DaemonMetrics, type MetricSources, metricLabel } from '../../src/http/index.ts';
+import { DaemonMetrics, type MetricSources } from '../../src/http/index.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prom-text.ts';
 
 const START = Date.UTC(2026, 10, 24, 12);
@@ -23,9 +23,9 @@ describe('DaemonMetrics', () => {
     // Announced four hours before the bot started, seen at its first poll: that is its downtime.
     metrics.onEvents([announced(START - 4 * 3_600_000, START + 2_000), announced(START + 10_000, START + 13_000)]);
     const m = await scrape(metrics);
-    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance_announced' })).toBe(2);
-    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_count', { type: 'rebalance_announced' })).toBe(1);
-    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_sum', { type: 'rebalance_announced' })).toBe(3);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance.announced' })).toBe(2);
+    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_count', { type: 'rebalance.announced' })).toBe(1);
+    expect(sampleValue(m, 'indexbot_event_detection_delay_seconds_sum', { type: 'rebalance.announced' })).toBe(3);
   });
 
   it('does not time a fact the API gives no time for (a cancellation, an index list change): its occurredAt is when it was seen, a delay of 0 that never was', async () => {
@@ -35,13 +35,13 @@ describe('DaemonMetrics', () => {
     const untimed = (type: string) => ({ ...announced(seenAt, seenAt), id: `${type}:sindex:x`, type }) as unknown as IndexbotEvent;
     metrics.onEvents([untimed('rebalance.cancelled'), untimed('index.listed'), untimed('index.status_changed'), announced(START + 10_000, START + 13_000)]);
     const m = await scrape(metrics);
-    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance_cancelled' })).toBe(1);
-    expect(sampleValue(m, 'indexbot_events_total', { type: 'index_listed' })).toBe(1);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'rebalance.cancelled' })).toBe(1);
+    expect(sampleValue(m, 'indexbot_events_total', { type: 'index.listed' })).toBe(1);
     const timed = m
       .get('indexbot_event_detection_delay_seconds')!
       .samples.filter((x) => x.name.endsWith('_count') && x.value > 0)
       .map((x) => x.labels.type);
-    expect(timed).toEqual(['rebalance_announced']);
+    expect(timed).toEqual(['rebalance.announced']);
   });
 
   it("has the event stream's gauges only in a runner, which reads the stream", async () => {
@@ -86,7 +86,7 @@ describe('DaemonMetrics', () => {
     const m = await scrape(new DaemonMetrics({ startedAt: START }));
     const samples = (name: string) => m.get(name)!.samples.map((s) => `${JSON.stringify(s.labels)} ${s.value}`);
     expect(samples('indexbot_polls_total')).toEqual(['{"outcome":"ok"} 0', '{"outcome":"failed"} 0']);
-    expect(samples('indexbot_events_total')).toEqual(EVENT_TYPES.map((t) => `{"type":"${metricLabel(t)}"} 0`));
+    expect(samples('indexbot_events_total')).toEqual(EVENT_TYPES.map((t) => `{"type":"${t}"} 0`));
   });
 
   it('starts the 429s and retries of each endpoint it polls, the fills of each strategy it runs and the deliveries of each alert sink at 0 (trials: a first fill was invisible to increase())', async () => {

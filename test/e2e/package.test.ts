@@ -52,6 +52,8 @@ describe('the published package', () => {
     const files = packed[0]!.files.map((f) => f.path);
     expect(statSync(tarball).size).toBeLessThan(1_000_000);
     expect(files.filter((f) => /^(test|bench|\.ci|src|scripts)\//.test(f))).toEqual([]);
+    // The clone's Dockerfile and compose build from src/, which the tarball does not hold (trial 29): a project gets its own from init.
+    expect(files.filter((f) => f.startsWith('deploy/'))).toEqual(['deploy/grafana-dashboard.json']);
     for (const f of [
       'dist/public/index.js',
       'dist/public/index.d.ts',
@@ -96,6 +98,15 @@ describe('the published package', () => {
     const sources = [...docker.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(sources).toEqual(['package.json', 'package-lock.json', 'strategies', 'config']);
     for (const source of sources) expect(existsSync(join(bot, source)), source).toBe(true);
+    // Its compose: the project's image, the installed bin, one consumer group per runner.
+    const compose = readFileSync(join(bot, 'deploy/compose.yaml'), 'utf8');
+    expect(compose).toContain('build: { context: .., dockerfile: deploy/Dockerfile }');
+    const commands = [...compose.matchAll(/^ {4}command: \["node", "([^"]+)", "run", "--role", "(\w+)"(?:, "--group", "([\w-]+)")?\]$/gm)].map((m) => [m[1], m[2], m[3]]);
+    expect(commands).toEqual([
+      [bin, 'collector', undefined],
+      [bin, 'strategies', 'runner-1'],
+      [bin, 'strategies', 'runner-2'],
+    ]);
     ok('npm', ['run', 'typecheck'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');

@@ -44,8 +44,23 @@ export function registerBackfillCommand(program: Command): void {
     );
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'backfill {index} [{bar}] {value}/{total} pages | {requests} requests | ETA {eta_formatted}', stream: process.stderr }) : undefined;
     let lastLine = 0;
+    let lastLineAt = Date.now();
+    // Off a terminal, a line every 5 s even while no page comes: its requests are low priority, and
+    // on a key daemons share it waits for what they leave of the budget (trial 29: 2 minutes silent).
+    const waiting = bar
+      ? undefined
+      : setInterval(() => {
+          const quietMs = Date.now() - lastLineAt;
+          if (quietMs < 5_000) return;
+          logger.info(
+            { pages: pagesKept, quietS: Math.round(quietMs / 1000) },
+            `backfill waiting: no page in the last ${Math.round(quietMs / 1000)} s (${pagesKept} stored); its requests go after the polls of any process on this key`,
+          );
+          lastLineAt = Date.now();
+        }, 1_000).unref();
     const onProgress = (p: BackfillProgress) => {
       pagesKept = p.pagesDone;
+      lastLineAt = Date.now();
       if (bar) {
         if (p.pagesDone === 1) bar.start(p.pagesTotal, 0, { index: p.indexId, requests: 0 });
         bar.setTotal(p.pagesTotal);
@@ -74,6 +89,7 @@ export function registerBackfillCommand(program: Command): void {
         out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
       }
     } finally {
+      clearInterval(waiting);
       bar?.stop();
       stopListening();
       await shared?.close();

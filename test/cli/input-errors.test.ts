@@ -108,6 +108,22 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     expectOneLine(await runCli(['backfill', '--from', '2026-11-01', '--indexes', 'nosuchindex', '--base-url', sandbox.baseUrl]), 64, '--indexes: unknown index "nosuchindex"; the server lists');
   });
 
+  it('backfill says it is waiting, every 5 s, while no page comes: off a terminal it was silent for minutes (trial 29)', async () => {
+    // The first history page takes 12 s (then a 503, retried): no page in that time.
+    await control(sandbox, '/faults', { kind: 'delay', delay_ms: 12_000, count: 1, path_prefix: '/indexes/mindex/history' });
+    const r = await runCli(['backfill', '--from', '2026-11-01', '--indexes', 'mindex', '--base-url', sandbox.baseUrl, '--db', tempDbPath()], {
+      INDEXBOT_API_KEY: sandbox.keys.premium,
+      INDEXBOT_LOG_FORMAT: 'json',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const waiting = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('backfill waiting'))
+      .map((l) => JSON.parse(l) as { msg: string; quietS: number });
+    expect(waiting.length).toBeGreaterThanOrEqual(1);
+    expect(waiting[0]!.msg).toMatch(/^backfill waiting: no page in the last [5-9] s \(0 stored\); its requests go after the polls of any process on this key$/);
+  }, 60_000);
+
   it('backfill stopped by Ctrl-C says how many pages it stored, exit 75', async () => {
     // sindex's first page hangs, so the backfill is still running once mindex is stored.
     await control(sandbox, '/faults', { kind: 'delay', delay_ms: 30_000, count: 1, path_prefix: '/indexes/sindex' });

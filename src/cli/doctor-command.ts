@@ -5,11 +5,13 @@ import { HttpSender, testAlert, unmatchableFilterNames } from '../alerts/index.t
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
 import { TIER_LIMITS, tierLimits } from '../contract/index.ts';
-import { ForbiddenError, IndexbotError, StoreError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
+import { ForbiddenError, IndexbotError, StoreError, UsageError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
+import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient, withStoredSignIn } from './daemon.ts';
 import { checkRedis } from './redis.ts';
+import { ROLES, type Role } from './roles.ts';
 import { SERVER_FLAGS, withConfigFlags } from './options.ts';
 
 type Verdict = 'PASS' | 'WARN' | 'FAIL';
@@ -35,7 +37,9 @@ function nearestDirectory(dir: string): string {
  * Each check says what it found in plain words; one that cannot run because an earlier one
  * failed says so rather than failing again.
  */
-export async function runDoctor(config: Config, options: { sendTest?: boolean; now?: () => number; eventsUrl?: string } = {}): Promise<Check[]> {
+export async function runDoctor(config: Config, options: { sendTest?: boolean; now?: () => number; eventsUrl?: string; role?: Role } = {}): Promise<Check[]> {
+  // A runner calls no API and draws on no rate budget: those checks would only fail on its host (trial 29).
+  const runner = options.role === 'strategies';
   const checks: Check[] = [{ verdict: 'PASS', name: 'config', detail: config.file ? `loaded ${config.file}` : 'no config file; environment and flags only' }];
   const add = (verdict: Verdict, name: string, detail: string) => checks.push({ verdict, name, detail });
   for (const w of permissionWarnings(config)) add('WARN', 'file permissions', w);
@@ -80,7 +84,18 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
   }
 
   try {
-    if (!store) {
+    if (runner) {
+      add('PASS', 'server', 'not checked: a runner (--role strategies) calls no API; its collector does');
+      const beat = store?.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
+      if (beat) {
+        const { group, lag, pending } = beat.value;
+        add(
+          'PASS',
+          'stream reads',
+          `group ${group}: lag ${lag ?? 'unknown'}, pending ${pending ?? 'unknown'} at its last answered read, ${Math.round(((options.now ?? Date.now)() - beat.updatedAt) / 1000)} s ago`,
+        );
+      }
+    } else if (!store) {
       add('FAIL', 'server', 'not checked: the database is needed to keep tokens');
     } else {
       let client: IndexClient | undefined;
@@ -97,7 +112,9 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
     store?.close();
   }
 
-  if (config.redisUrl) {
+  if ((options.role === 'collector' || runner) && !options.eventsUrl)
+    add('FAIL', 'event stream', `--role ${options.role} needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL`);
+  if (config.redisUrl && !runner) {
     const redis = await checkRedis(config.redisUrl);
     add(redis.ok ? (redis.warning ? 'WARN' : 'PASS') : 'FAIL', 'redis', redis.warning ? `${redis.detail}: ${redis.warning}` : redis.detail);
   }
@@ -211,14 +228,18 @@ export function registerDoctorCommand(program: Command): void {
       .command('doctor')
       .description('check config, server, credentials, permissions, rate limits, database, strategies and alert sinks')
       .option('--send-test', 'send a test message to each alert sink')
-      .option('--events <url>', "the event stream's Redis of a collector or runner, to check (or INDEXBOT_EVENTS_URL)"),
+      .option('--events <url>', "the event stream's Redis of a collector or runner, to check (or INDEXBOT_EVENTS_URL)")
+      .option('--role <role>', `the process checked, as run takes it: ${ROLES.join(', ')} (a runner, strategies, calls no API)`, 'all'),
     ...SERVER_FLAGS,
     'strategies',
-  ).action(async (flags: ConfigFlags & { sendTest?: boolean; events?: string }) => {
+  ).action(async (flags: ConfigFlags & { sendTest?: boolean; events?: string; role: string }) => {
+    if (!(ROLES as readonly string[]).includes(flags.role)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(flags.role)}`);
+    const role = flags.role as Role;
     let config: Config;
     let eventsUrl: string | undefined;
     try {
-      config = loadConfig(flags);
+      // A runner needs no base URL: it calls no API.
+      config = loadConfig(flags, process.env, role === 'strategies' ? { server: false } : undefined);
       eventsUrl = resolveRedisUrl(
         flags.events ?? process.env.INDEXBOT_EVENTS_URL,
         flags.events === undefined ? 'INDEXBOT_EVENTS_URL' : '--events',
@@ -231,7 +252,7 @@ export function registerDoctorCommand(program: Command): void {
       process.exitCode = 1;
       return;
     }
-    const checks = await runDoctor(config, { sendTest: flags.sendTest, eventsUrl });
+    const checks = await runDoctor(config, { sendTest: flags.sendTest, eventsUrl, role });
     for (const c of checks) process.stdout.write(`${c.verdict}  ${c.name.padEnd(16)} ${c.detail}\n`);
     const failed = checks.filter((c) => c.verdict === 'FAIL').length;
     process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check(s) failed\n`);

@@ -69,6 +69,21 @@ describe('Redis in config and doctor', () => {
     }
   });
 
+  it('doctor --role strategies checks a runner as it runs: no API, the stream it needs (trial 29: FAIL server on a host that calls none)', { timeout: 60_000 }, async () => {
+    const base = ['doctor', '--db', tempDbPath(), '--base-url', 'http://127.0.0.1:1/v1', '--role', 'strategies'];
+    const ok = await runCli([...base, '--events', redis.url]);
+    expect(ok.stdout).toContain('PASS  server           not checked: a runner (--role strategies) calls no API; its collector does');
+    expect(ok.stdout).toMatch(/\nPASS {2}event stream {5}redis:\/\/127\.0\.0\.1:\d+: Redis /);
+    expect(ok.stdout).not.toMatch(/^FAIL/m);
+    expect(ok.status).toBe(0);
+    const noStream = await runCli(base);
+    expect(noStream.stdout).toContain("FAIL  event stream     --role strategies needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL");
+    expect(noStream.status).toBe(1);
+    const bad = await runCli(['doctor', '--role', 'runner']);
+    expect(bad.stderr.trim()).toBe('indexbot: --role: expected one of all, collector, strategies, got "runner" [USAGE_INVALID]');
+    expect(bad.status).toBe(64);
+  });
+
   it('doctor: reachable with its version, warns of an eviction policy that can drop the budget, fails unreachable without the password', async () => {
     const ok = await checkRedis(redis.url);
     expect(ok).toMatchObject({ ok: true });

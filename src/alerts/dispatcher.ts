@@ -109,12 +109,17 @@ export class AlertDispatcher {
         [alertConsumer(sink.name), store.lastEventSeq()],
         [strategyAlertConsumer(sink.name), store.strategies.lastAlertId()],
       ];
-      const skipped = starts.filter(([consumer, position]) => !known.has(consumer) && position > 0);
-      if (skipped.length === 0) continue;
+      // Recorded even at 0 (a new database): killed before its first alert, a restart must know the sink, not skip what came meanwhile.
+      const unknown = starts.filter(([consumer]) => !known.has(consumer));
+      if (unknown.length === 0) continue;
       store.transaction(() => {
-        for (const [consumer, position] of skipped) store.setCursor(consumer, position, now);
+        for (const [consumer, position] of unknown) store.setCursor(consumer, position, now);
       });
-      this.log.info({ sink: sink.name, afterEvent: store.lastEventSeq(), afterStrategyAlert: store.strategies.lastAlertId() }, 'alert sink new to this database: it is sent what happens from now on');
+      if (unknown.some(([, position]) => position > 0))
+        this.log.info(
+          { sink: sink.name, afterEvent: store.lastEventSeq(), afterStrategyAlert: store.strategies.lastAlertId() },
+          'alert sink new to this database: it is sent what happens from now on',
+        );
     }
   }
 

@@ -384,6 +384,26 @@ describe('a sink new to a database', () => {
     }
     expect(to('/new')).toEqual(['rebalance.announced:x:rb_3', 'rebalance.announced:x:rb_4']);
   });
+
+  it('on a new database is known from its start: killed before its first alert, the restart sends what came meanwhile (CI)', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const store = SnapshotStore.open(tempDbPath());
+    cleanups.push(() => store.close());
+    const sinks: SinkConfig[] = [{ type: 'webhook', name: 'hook', url: receiver.url }];
+    const first = new AlertDispatcher({ store, sinks, sender: new HttpSender(2_000), idleMs: 10 });
+    first.start();
+    await first.stop();
+    store.appendEvents([announced('x', 'rb_1')]);
+    const restarted = new AlertDispatcher({ store, sinks, sender: new HttpSender(2_000), idleMs: 10 });
+    restarted.start();
+    try {
+      await waitFor('the delivery', () => receiver.requests.length === 1);
+    } finally {
+      await restarted.stop();
+    }
+    expect(receiver.requests[0]!.headers['idempotency-key']).toBe('rebalance.announced:x:rb_1');
+  });
 });
 
 describe('the outbox across a kill -9', () => {

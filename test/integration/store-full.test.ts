@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AlertDispatcher } from '../../src/alerts/index.ts';
+import { AlertDispatcher, alertConsumer } from '../../src/alerts/index.ts';
 import { IndexClient } from '../../src/api/index.ts';
 import { ManualClock } from '../../src/core/index.ts';
 import { Poller } from '../../src/poller/index.ts';
@@ -161,6 +161,8 @@ describe('a full disk', () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
     const { logger, lines } = captureLogger();
+    // The sink ran here before the announcements (a sink new to the database would start after them).
+    store.setCursor(alertConsumer('hook'), 0, Date.now());
     store.appendEvents(announcements(N));
     const freeSpace = fillDisk(store);
     const dispatcher = new AlertDispatcher({ store, sinks: [{ type: 'webhook', name: 'hook', url: receiver.url }], logger, retryBaseMs: 5, idleMs: 5 });

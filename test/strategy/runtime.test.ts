@@ -74,6 +74,18 @@ describe('StrategyRuntime', () => {
     expect((await seen(false)).ids).toHaveLength(3);
   });
 
+  it("newStrategiesFrom 'end' on a new database records where a strategy starts at once: killed before its first commit, the restart skips nothing (CI)", async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    // Started, then killed before it committed anything: no handler ran.
+    await runtimeFor('counting', store, { newStrategiesFrom: 'end' });
+    expect(store.cursors().map((c) => [c.consumer, c.seq])).toEqual([[consumerOf('counting'), 0]]);
+    store.appendEvents([announced(1), announced(2)]);
+    const { runtime } = await runtimeFor('counting', store, { newStrategiesFrom: 'end' });
+    await runtime.drain();
+    expect(store.strategies.stateEntries('counting').get('count')).toBe(2);
+    store.close();
+  });
+
   it('parks the events of a strategy that always throws, while the others go on', async () => {
     const store = SnapshotStore.open(tempDbPath());
     store.appendEvents([announced(1), perf(2, T0 + 2), announced(3)]);

@@ -72,7 +72,7 @@ export function redisUrlProblem(url: string): string | undefined {
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') return `the scheme is ${parsed.protocol.slice(0, 20)}`;
   // ioredis reads the path as the database: anything else crashed its SELECT with a stack trace (trial 29).
-  if (!/^\/?(\d{1,9})?$/.test(parsed.pathname)) return 'its path is not a database number (redis://host:6379/0)';
+  if (!/^\/?(\d{1,9})?$/.test(parsed.pathname)) return 'its path is not a database number, as in redis://host:6379/0';
   return undefined;
 }
 

@@ -41,7 +41,7 @@ describe('Redis in config and doctor', () => {
     expect(caught(() => loadConfig({ config: path }, {})).message).toMatch(/rateLimit\.redis: .*its path is not a database number/);
     const runner = await runCli(['run', '--db', db, '--role', 'strategies', '--events', `redis://127.0.0.1:${redis.port}/abc`]);
     expect(runner.stderr.trim().split('\n')).toHaveLength(1);
-    expect(runner.stderr).toMatch(/--events: .*its path is not a database number .*\[USAGE_INVALID\]/);
+    expect(runner.stderr).toMatch(/--events: .*its path is not a database number, as in redis:\/\/host:6379\/0.*\[USAGE_INVALID\]/);
     expect(runner.status).toBe(64);
     // Past the server's 16 databases: ioredis went on in database 0, reading another's stream.
     const past = await runCli(['run', '--db', db, '--role', 'strategies', '--events', `redis://127.0.0.1:${redis.port}/99`]);

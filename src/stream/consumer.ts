@@ -149,7 +149,7 @@ export class StreamConsumer {
     const beat: StreamHeartbeat = { stream: this.stream, group: this.o.group, lag: count(fields?.lag), pending: count(fields?.pending), pid: process.pid };
     this.o.store.setRuntime(STREAM_HEARTBEAT, beat, now);
     // Taken at the start; another runner started on the group while Redis was away, or after its claim lapsed.
-    const other = await this.claimGroup();
+    const other = await this.claimGroup().catch(() => undefined);
     if (other !== undefined && now - this.lastSplitWarningAt >= 60_000) {
       this.lastSplitWarningAt = now;
       this.logger.error({ group: this.o.group, other }, `another runner (${other}) reads through group ${this.o.group}: each gets part of the events; give each runner its own --group`);

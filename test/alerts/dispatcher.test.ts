@@ -426,6 +426,8 @@ describe('the outbox across a kill -9', () => {
     store.appendEvents([announced('x', 'rb_1')]);
     store.close();
     child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/alerts/deliver.ts', path, `${receiver.url}/hook`], { stdio: 'ignore' });
+    // A test that fails before the kill leaves no dispatcher running behind it.
+    cleanups.push(() => void child?.kill('SIGKILL'));
     const exit = await new Promise<NodeJS.Signals | null>((resolve) => child!.on('exit', (_c, signal) => resolve(signal)));
     expect(exit).toBe('SIGKILL');
     const reopened = SnapshotStore.open(path);

@@ -102,24 +102,16 @@ export class AlertDispatcher {
    */
   private startNewSinksAtTheEnd(): void {
     const { store } = this.o;
-    const known = new Set(store.cursors().map((c) => c.consumer));
-    const now = this.clock.now();
+    const [afterEvent, afterStrategyAlert] = [store.lastEventSeq(), store.strategies.lastAlertId()];
     for (const sink of this.o.sinks) {
-      const starts: [consumer: string, position: number][] = [
-        [alertConsumer(sink.name), store.lastEventSeq()],
-        [strategyAlertConsumer(sink.name), store.strategies.lastAlertId()],
-      ];
-      // Recorded even at 0 (a new database): killed before its first alert, a restart must know the sink, not skip what came meanwhile.
-      const unknown = starts.filter(([consumer]) => !known.has(consumer));
-      if (unknown.length === 0) continue;
-      store.transaction(() => {
-        for (const [consumer, position] of unknown) store.setCursor(consumer, position, now);
-      });
-      if (unknown.some(([, position]) => position > 0))
-        this.log.info(
-          { sink: sink.name, afterEvent: store.lastEventSeq(), afterStrategyAlert: store.strategies.lastAlertId() },
-          'alert sink new to this database: it is sent what happens from now on',
-        );
+      const started = store.startCursors(
+        [
+          [alertConsumer(sink.name), afterEvent],
+          [strategyAlertConsumer(sink.name), afterStrategyAlert],
+        ],
+        this.clock.now(),
+      );
+      if (started.some(([, position]) => position > 0)) this.log.info({ sink: sink.name, afterEvent, afterStrategyAlert }, 'alert sink new to this database: it is sent what happens from now on');
     }
   }
 

@@ -472,6 +472,16 @@ export class SnapshotStore implements TokenStore {
     this.s.setCursor.run(consumer, seq, at);
   }
 
+  /**
+   * Records a cursor at `seq` for each consumer that has none yet, in one transaction; says
+   * which it recorded. Where a strategy or alert sink new to the database starts (after what
+   * the database holds), written at once, even at 0: killed before its first commit, a restart
+   * must know it ran, not take it for new and skip what came meanwhile.
+   */
+  startCursors(starts: readonly (readonly [consumer: string, seq: number])[], at: number): (readonly [consumer: string, seq: number])[] {
+    return this.transaction(() => starts.filter(([consumer, seq]) => this.s.startCursor.run(consumer, seq, at).changes > 0));
+  }
+
   cursors(): { consumer: string; seq: number; updatedAt: number }[] {
     return (this.s.cursors.all() as Row[]).map((r) => ({ consumer: r.consumer as string, seq: r.seq as number, updatedAt: r.updated_at as number }));
   }
@@ -700,6 +710,7 @@ function prepare(db: Database.Database) {
     lastSeq: db.prepare('SELECT MAX(seq) AS seq FROM events'),
     getCursor: db.prepare('SELECT seq FROM cursors WHERE consumer = ?'),
     setCursor: db.prepare('INSERT INTO cursors (consumer, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT (consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at'),
+    startCursor: db.prepare('INSERT INTO cursors (consumer, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT (consumer) DO NOTHING'),
     cursors: db.prepare('SELECT consumer, seq, updated_at FROM cursors ORDER BY consumer'),
     jobOk: db.prepare(
       `INSERT INTO poll_jobs (job, last_run_at, last_success_at, last_error, consecutive_failures) VALUES (?, ?, ?, NULL, 0)

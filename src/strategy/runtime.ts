@@ -122,14 +122,16 @@ export class StrategyRuntime {
 
   private startNewStrategiesAtTheEnd(): void {
     // The store's own log: a daemon's (a backtest replays into a log of its own and starts every strategy at its start).
-    const known = new Set(this.o.store.cursors().map((c) => c.consumer));
     const last = this.o.store.lastEventSeq();
-    const now = (this.o.clock ?? systemClock).now();
+    const started = this.o.store.startCursors(
+      this.o.strategies.map(({ strategy }) => [consumerOf(strategy.name), last] as const),
+      (this.o.clock ?? systemClock).now(),
+    );
+    if (last === 0) return;
     for (const { strategy } of this.o.strategies) {
-      if (known.has(consumerOf(strategy.name))) continue;
-      // Recorded even at 0 (a new database): killed before its first commit, a restart must know it ran, not skip what came meanwhile.
-      this.o.store.setCursor(consumerOf(strategy.name), last, now);
-      if (last > 0) (this.o.logger ?? silentLogger).info({ strategy: strategy.name, afterEvent: last }, 'strategy new to this database: it is given the events detected from now on');
+      if (started.some(([consumer]) => consumer === consumerOf(strategy.name))) {
+        (this.o.logger ?? silentLogger).info({ strategy: strategy.name, afterEvent: last }, 'strategy new to this database: it is given the events detected from now on');
+      }
     }
   }
 

@@ -5,13 +5,13 @@ import { HttpSender, testAlert, unmatchableFilterNames } from '../alerts/index.t
 import type { IndexClient } from '../api/index.ts';
 import { type Config, type ConfigFlags, loadConfig, permissionWarnings, resolveRedisUrl } from '../config/index.ts';
 import { TIER_LIMITS, tierLimits } from '../contract/index.ts';
-import { ForbiddenError, IndexbotError, StoreError, UsageError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
+import { ForbiddenError, IndexbotError, StoreError, WHY_NOT_WRITABLE, silentLogger } from '../core/index.ts';
 import { SCHEMA_VERSION, SnapshotStore } from '../store/index.ts';
 import { STREAM_HEARTBEAT, type StreamHeartbeat } from '../stream/index.ts';
 import { loadStrategies } from '../strategy/index.ts';
 import { createClient, withStoredSignIn } from './daemon.ts';
 import { checkRedis } from './redis.ts';
-import { ROLES, type Role } from './roles.ts';
+import { ROLES, type Role, parseRole } from './roles.ts';
 import { SERVER_FLAGS, withConfigFlags } from './options.ts';
 
 type Verdict = 'PASS' | 'WARN' | 'FAIL';
@@ -233,8 +233,7 @@ export function registerDoctorCommand(program: Command): void {
     ...SERVER_FLAGS,
     'strategies',
   ).action(async (flags: ConfigFlags & { sendTest?: boolean; events?: string; role: string }) => {
-    if (!(ROLES as readonly string[]).includes(flags.role)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(flags.role)}`);
-    const role = flags.role as Role;
+    const role = parseRole(flags.role);
     let config: Config;
     let eventsUrl: string | undefined;
     try {

@@ -27,14 +27,19 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
+/** `--role` as run and doctor take it. */
+export function parseRole(raw: string): Role {
+  if (!(ROLES as readonly string[]).includes(raw)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as Role;
+}
+
 /**
  * `indexbot run --role …`: `all` is the single-process daemon; `collector` is that daemon
  * without strategies, publishing every committed event to the Redis Stream; `strategies` is a
  * runner: no client, no poller, its strategies fed from the stream into its own store.
  */
 export async function startRole(config: Config, flags: RoleFlags, options: DaemonOptions, env: NodeJS.ProcessEnv = process.env): Promise<RunningRole> {
-  const role = (flags.role ?? 'all') as Role;
-  if (!ROLES.includes(role)) throw new UsageError(`--role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(flags.role)}`);
+  const role = parseRole(flags.role ?? 'all');
   if (role === 'all') {
     // The environment may name the stream for every role of a deployment; the flag is asked for this one.
     if (flags.events !== undefined)

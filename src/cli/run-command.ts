@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { type ConfigFlags, loadConfig, permissionWarnings } from '../config/index.ts';
 import { GROUP_NAME, GROUP_NAME_RULE } from '../stream/index.ts';
-import { type RoleFlags, startRole } from './roles.ts';
+import { type RoleFlags, parseRole, startRole } from './roles.ts';
 import { LOG_FLAGS, SERVER_FLAGS, loggerFor, untilSignal, withConfigFlags } from './options.ts';
 
 export function registerRunCommand(program: Command): void {
@@ -13,6 +13,8 @@ export function registerRunCommand(program: Command): void {
     .option('--group <name>', "a runner's consumer group on the stream (default: from host and database)", groupOption)
     .action(async (flags: ConfigFlags & RoleFlags & { watch?: boolean }) => {
       // A runner talks to no server: it needs no base URL.
+      // A bad --role is said first: the config it needs depends on it.
+      parseRole(flags.role ?? 'all');
       const config = loadConfig(flags, process.env, { server: flags.role !== 'strategies' });
       const logger = loggerFor(config);
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);

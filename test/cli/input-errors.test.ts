@@ -101,6 +101,10 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     expect(report.warnings.join('\n')).toContain('of the requested 2026-10-01T00:00 .. 2026-11-05T00:00');
   });
 
+  it('run: a bad --role is said before the config it decides, exit 64 (it said "no base URL", exit 78)', async () => {
+    expectOneLine(await runCli(['run', '--role', 'runner', '--db', tempDbPath()], { INDEXBOT_CONFIG: '' }), 64, '--role: expected one of all, collector, strategies, got "runner"');
+  });
+
   it('backfill: --from after --to, and --from in the future, are one line', async () => {
     expectOneLine(await runCli(['backfill', '--from', '2026-11-08', '--to', '2026-11-02', '--base-url', sandbox.baseUrl]), 64, '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z');
     expectOneLine(await runCli(['backfill', '--from', '2999-01-01', '--base-url', sandbox.baseUrl]), 64, '--from 2999-01-01T00:00:00Z is not before now');

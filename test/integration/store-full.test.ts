@@ -156,6 +156,20 @@ describe('a full disk', () => {
     expect(store.strategies.stateEntries('counting').get('count')).toBe(N);
   });
 
+  it('fails the start of new consumers as a whole: none of their cursors is recorded, and once space is back all are', async () => {
+    const { store } = await setup();
+    store.appendEvents(announcements(3));
+    // Enough new consumers (a long-named strategy each) that recording their starts needs new pages.
+    const starts = Array.from({ length: N }, (_, i) => [consumerOf(`strategy-${String(i).padStart(3, '0')}-${'x'.repeat(60)}`), 3] as const);
+    const freeSpace = fillDisk(store);
+    expect(() => store.startCursors(starts, 1)).toThrow(expect.objectContaining({ name: 'StoreWriteError', code: 'STORE_FULL' }));
+    expect(store.cursors()).toEqual([]);
+
+    freeSpace();
+    expect(store.startCursors(starts, 2)).toHaveLength(N);
+    expect(store.cursors().map((c) => c.seq)).toEqual(Array(N).fill(3));
+  });
+
   it('holds alerts back while it lasts, then delivers each once, in order', async () => {
     const { store } = await setup();
     const receiver = await startReceiver();

@@ -1,3 +1,4 @@
+import { checkOptionRange } from '../core/index.ts';
 import type { HistoryMoment, SnapshotStore } from '../store/index.ts';
 
 /** A status change of a rebalance, as the feed showed it: the record, its status then, and when. */
@@ -109,9 +110,7 @@ export class RecordedHistory implements HistorySource {
     private readonly cache: SnapshotStore,
     private readonly budgetBytes: number,
   ) {
-    if (!Number.isSafeInteger(budgetBytes) || budgetBytes < 0 || budgetBytes > 2 ** 40) {
-      throw new TypeError(`Expected \`budgetBytes\` to be an integer from 0 to 2^40, got \`${String(budgetBytes)}\``);
-    }
+    checkOptionRange('budgetBytes', budgetBytes, { min: 0, max: 2 ** 40, maxText: '2^40' });
   }
 
   /**

@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { type Logger, makeDirectories, silentLogger } from '../core/index.ts';
+import { type Logger, checkOptionRange, makeDirectories, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
@@ -162,9 +162,7 @@ export class SweepSession {
   private closed = false;
 
   constructor(private readonly o: Pick<SweepOptions, 'db' | 'workers' | 'logger'>) {
-    if (o.workers !== undefined && (!Number.isInteger(o.workers) || o.workers < 1 || o.workers > MAX_WORKERS)) {
-      throw new TypeError(`Expected \`workers\` to be an integer from 1 to ${MAX_WORKERS}, got \`${String(o.workers)}\``);
-    }
+    checkOptionRange('workers', o.workers, { min: 1, max: MAX_WORKERS });
   }
 
   run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result'; onRun?: SweepOptions['onRun'] }): Promise<BacktestResult[]>;

@@ -8,3 +8,4 @@ export { mulberry32 } from './random.ts';
 export { makeDirectories, WHY_NOT_WRITABLE } from './directories.ts';
 export { type Decimal, ZERO, USD_DP, QUANTITY_DP, decimal, usd, quantity, quantityFor, bpsFactor, usdShare, valueAt, toNumber, toText } from './money.ts';
 export { deepFreeze } from './freeze.ts';
+export { type OptionRange, checkOptionRange } from './option-range.ts';

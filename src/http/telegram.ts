@@ -1,5 +1,5 @@
 import type { SinkConfig } from '../alerts/index.ts';
-import { type Logger, StrategyError, eitherSignal } from '../core/index.ts';
+import { type Logger, StrategyError, checkOptionRange, eitherSignal } from '../core/index.ts';
 import type { BotControl } from './server.ts';
 
 type TelegramSink = Extract<SinkConfig, { type: 'telegram' }>;
@@ -36,8 +36,7 @@ export class TelegramCommands {
   constructor(private readonly o: TelegramCommandsOptions) {
     this.base = `${(o.sink.baseUrl ?? 'https://api.telegram.org').replace(/\/+$/, '')}/bot${o.sink.botToken}`;
     this.offsetKey = `telegramOffset:${o.sink.name}`;
-    const t = o.pollTimeoutS ?? 25;
-    if (!Number.isInteger(t) || t < 0 || t > 50) throw new TypeError(`Expected \`pollTimeoutS\` to be an integer from 0 to 50, got \`${String(t)}\``);
+    checkOptionRange('pollTimeoutS', o.pollTimeoutS, { min: 0, max: 50 });
   }
 
   start(): void {

@@ -1,4 +1,4 @@
-import { type Decimal, ZERO, bpsFactor, decimal, quantityFor, quantity as roundQuantity, shortJson, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
+import { type Decimal, ZERO, bpsFactor, checkOptionRange, decimal, quantityFor, quantity as roundQuantity, shortJson, toNumber, usd, usdShare, valueAt } from '../core/index.ts';
 import type { PaperPosition } from '../store/index.ts';
 import {
   type Broker,
@@ -61,12 +61,8 @@ export class PaperBroker implements Broker {
   ) {
     this.feeBps = options.feeBps ?? 10;
     this.slippageBps = options.slippageBps ?? 5;
-    for (const [name, v] of [
-      ['feeBps', this.feeBps],
-      ['slippageBps', this.slippageBps],
-    ] as const) {
-      if (!Number.isFinite(v) || v < 0 || v > MAX_BPS) throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_BPS}, got \`${String(v)}\``);
-    }
+    checkOptionRange('feeBps', this.feeBps, { min: 0, max: MAX_BPS, integer: false });
+    checkOptionRange('slippageBps', this.slippageBps, { min: 0, max: MAX_BPS, integer: false });
     this.feeRate = bpsFactor(this.feeBps);
     this.buyMove = bpsFactor(10_000 + this.slippageBps);
     this.sellMove = bpsFactor(10_000 - this.slippageBps);

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, StrategyError, silentLogger, systemClock } from '../core/index.ts';
+import { type Clock, type Logger, MAX_TIMER_MS, StrategyError, checkOptionRange, silentLogger, systemClock } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import type { BookView } from './attempt.ts';
 import type { Fill, Rejection } from './broker.ts';
@@ -61,16 +61,6 @@ export interface RuntimeOptions {
   newStrategiesFrom?: 'start' | 'end';
 }
 
-/** Node clamps a longer timer to 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** An option of the runtime, checked where it enters (0 attempts would park every event with no error to show). */
-function checkRange(name: string, value: number | undefined, min: number, max: number): void {
-  if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) {
-    throw new TypeError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got \`${String(value)}\``);
-  }
-}
-
 /** The runtime key under which the paused strategies' names are kept, so a restart keeps them paused. */
 const PAUSED_KEY = 'pausedStrategies';
 
@@ -106,11 +96,12 @@ export class StrategyRuntime {
   private readonly pausedNames: Set<string>;
 
   constructor(private readonly o: RuntimeOptions) {
-    checkRange('maxAttempts', o.maxAttempts, 1, 100);
-    checkRange('retryBaseMs', o.retryBaseMs, 0, MAX_TIMER_MS);
-    checkRange('timeoutMs', o.timeoutMs, 1, MAX_TIMER_MS);
-    checkRange('maxFailuresLogged', o.maxFailuresLogged, 0, Number.MAX_SAFE_INTEGER);
-    for (const s of o.strategies) checkRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, 1, MAX_TIMER_MS);
+    // Checked where they enter: 0 attempts would park every event with no error to show.
+    checkOptionRange('maxAttempts', o.maxAttempts, { min: 1, max: 100 });
+    checkOptionRange('retryBaseMs', o.retryBaseMs, { min: 0, max: MAX_TIMER_MS });
+    checkOptionRange('timeoutMs', o.timeoutMs, { min: 1, max: MAX_TIMER_MS });
+    checkOptionRange('maxFailuresLogged', o.maxFailuresLogged, { min: 0, max: Number.MAX_SAFE_INTEGER });
+    for (const s of o.strategies) checkOptionRange(`timeoutMs of strategy ${s.strategy.name}`, s.strategy.timeoutMs, { min: 1, max: MAX_TIMER_MS });
     if (o.newStrategiesFrom !== undefined && o.newStrategiesFrom !== 'start' && o.newStrategiesFrom !== 'end') {
       throw new TypeError(`Expected \`newStrategiesFrom\` to be 'start' or 'end', got \`${String(o.newStrategiesFrom)}\``);
     }

@@ -1,4 +1,4 @@
-import { type Logger, silentLogger } from '../core/index.ts';
+import { type Logger, checkOptionRange, silentLogger } from '../core/index.ts';
 import type { IndexbotEvent, NewEvent } from '../detect/index.ts';
 import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
@@ -71,9 +71,7 @@ export class StreamConsumer {
   constructor(private readonly o: StreamConsumerOptions) {
     this.stream = o.stream ?? EVENT_STREAM;
     this.blockMs = o.blockMs ?? 1_000;
-    if (!Number.isInteger(this.blockMs) || this.blockMs < 10 || this.blockMs > 60_000) {
-      throw new TypeError(`Expected \`blockMs\` to be an integer from 10 to 60000, got \`${String(o.blockMs)}\``);
-    }
+    checkOptionRange('blockMs', o.blockMs, { min: 10, max: 60_000 });
     if (!GROUP_NAME.test(o.group)) throw new TypeError(`Expected \`group\` to be ${GROUP_NAME_RULE}, got \`${o.group}\``);
     this.logger = o.logger ?? silentLogger;
     this.redis = connectRedis(o.redisUrl, streamConnectionOptions(this.blockMs + 5_000));

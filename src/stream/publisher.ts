@@ -1,4 +1,4 @@
-import { IndexbotError, type Logger, silentLogger } from '../core/index.ts';
+import { IndexbotError, type Logger, checkOptionRange, silentLogger } from '../core/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
 import { EVENT_STREAM, PUBLISH_BATCH, connected, publishedCursor, streamConnectionOptions, waitOrWake } from './common.ts';
@@ -39,9 +39,7 @@ export class StreamPublisher {
     this.stream = o.stream ?? EVENT_STREAM;
     this.consumer = publishedCursor(this.stream);
     this.maxLen = o.maxLen ?? 100_000;
-    if (!Number.isInteger(this.maxLen) || this.maxLen < 1_000 || this.maxLen > 100_000_000) {
-      throw new TypeError(`Expected \`maxLen\` to be an integer from 1000 to 100000000, got \`${String(o.maxLen)}\``);
-    }
+    checkOptionRange('maxLen', o.maxLen, { min: 1_000, max: 100_000_000 });
     this.logger = o.logger ?? silentLogger;
     this.redis = connectRedis(o.redisUrl, streamConnectionOptions(2_000));
     this.redis.on('error', () => {});

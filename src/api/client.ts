@@ -18,8 +18,8 @@ import {
   buildSchemas,
   hasVersionSegment,
 } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger, ResponseValidationError, silentLogger, systemClock } from '../core/index.ts';
-import type { Priority, RateGateSeed, RateGateState, Tier, TierLimits } from '../ratelimit/index.ts';
+import { type Clock, ConfigError, type Logger, MAX_TIMER_MS, type OptionRange, ResponseValidationError, checkOptionRange, silentLogger, systemClock } from '../core/index.ts';
+import { type Priority, type RateGateSeed, type RateGateState, TIERS, type Tier, type TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
 import { type AuthMode, type RequestObserver, type SharedBudgetSource, Transport } from './transport.ts';
 
@@ -137,6 +137,49 @@ export interface Snapshot<K extends SnapshotKind> {
   error?: ResponseValidationError;
 }
 
+/** The ranges of the client's numeric options; the config's rate window and enterprise limits share them. */
+export const CLIENT_RANGES = {
+  windowMs: { min: 1, max: 3_600_000 },
+  requestsPerWindow: { min: 1, max: 10_000_000 },
+  timeoutMs: { min: 1, max: MAX_TIMER_MS },
+  retries: { min: 0, max: 100 },
+  retryMs: { min: 0, max: MAX_TIMER_MS },
+  maxRateLimitRequeues: { min: 0, max: 1_000 },
+  pageSize: { min: 1, max: 100 },
+} as const satisfies Record<string, OptionRange>;
+
+/**
+ * Every option checked at construction, naming it and the value received: a tier misspelt, or
+ * a negative timeout, would otherwise surface at the first request as an error about something
+ * else (trial 30: `tier: 'gold'` failed the first call with a TypeError about a rate limit).
+ */
+function checkClientOptions(o: IndexClientOptions): void {
+  const refuse = (message: string) => new ConfigError(`IndexClient: ${message}`);
+  if (o.tier !== undefined && !TIERS.includes(o.tier)) throw refuse(`Expected \`tier\` to be one of ${TIERS.join(', ')}, got \`${String(o.tier)}\``);
+  if (o.tier === 'enterprise' && o.enterpriseLimits === undefined) throw refuse('the enterprise tier needs `enterpriseLimits` { limit, burst }');
+  checkOptionRange('enterpriseLimits.limit', o.enterpriseLimits?.limit, CLIENT_RANGES.requestsPerWindow, refuse);
+  checkOptionRange('enterpriseLimits.burst', o.enterpriseLimits?.burst, CLIENT_RANGES.requestsPerWindow, refuse);
+  if (o.enterpriseLimits !== undefined && (o.enterpriseLimits.limit === undefined || o.enterpriseLimits.burst === undefined)) {
+    throw refuse(`Expected \`enterpriseLimits\` to be { limit, burst }, got \`${JSON.stringify(o.enterpriseLimits)}\``);
+  }
+  checkOptionRange('windowMs', o.windowMs, CLIENT_RANGES.windowMs, refuse);
+  checkOptionRange('timeoutMs', o.timeoutMs, CLIENT_RANGES.timeoutMs, refuse);
+  checkOptionRange('retries', o.retries, CLIENT_RANGES.retries, refuse);
+  checkOptionRange('retryBaseMs', o.retryBaseMs, CLIENT_RANGES.retryMs, refuse);
+  checkOptionRange('retryMaxMs', o.retryMaxMs, CLIENT_RANGES.retryMs, refuse);
+  checkOptionRange('maxRateLimitRequeues', o.maxRateLimitRequeues, CLIENT_RANGES.maxRateLimitRequeues, refuse);
+  checkOptionRange('pageSize', o.pageSize, CLIENT_RANGES.pageSize, refuse);
+  checkOptionRange('refreshMarginMs', o.refreshMarginMs, CLIENT_RANGES.retryMs, refuse);
+  if (o.paging !== undefined && o.paging !== 'page' && o.paging !== 'offset') throw refuse(`Expected \`paging\` to be 'page' or 'offset', got \`${String(o.paging)}\``);
+}
+
+/** `INDEXBOT_TIER` as a tier, refused by the variable's name as the CLI refuses it. */
+function envTier(raw: string | undefined): Tier | undefined {
+  if (!raw) return undefined;
+  if (!TIERS.includes(raw as Tier)) throw new ConfigError(`INDEXBOT_TIER: expected one of ${TIERS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as Tier;
+}
+
 /**
  * The typed client of the Index Fund Data Service. One method per endpoint; every list
  * endpoint also has an `iterate…` method over all its pages.
@@ -151,11 +194,8 @@ export class IndexClient {
 
   constructor(options: IndexClientOptions) {
     this.baseUrl = checkBaseUrl(options.baseUrl);
-    const pageSize = options.pageSize ?? 100;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) {
-      throw new ConfigError(`pageSize must be an integer from 1 to 100, got ${String(options.pageSize)}`);
-    }
-    this.pageSize = pageSize;
+    checkClientOptions(options);
+    this.pageSize = options.pageSize ?? 100;
     this.paging = options.paging ?? 'page';
     const logger = options.logger ?? silentLogger;
     const warned = new Set<string>();
@@ -221,7 +261,7 @@ export class IndexClient {
     return new IndexClient({
       apiKey: env.INDEXBOT_API_KEY || undefined,
       keypair: keypairPath ? WalletKeypair.fromFile(keypairPath) : undefined,
-      tier: (env.INDEXBOT_TIER as Tier | undefined) || undefined,
+      tier: envTier(env.INDEXBOT_TIER),
       ...overrides,
       baseUrl,
     });

@@ -1,4 +1,5 @@
 export {
+  CLIENT_RANGES,
   IndexClient,
   type IndexClientOptions,
   type CallOptions,

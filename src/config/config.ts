@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { SnapshotKind } from '../api/index.ts';
+import { CLIENT_RANGES, type SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { TIERS, type Tier, type TierLimits, hasVersionSegment } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
@@ -16,8 +16,8 @@ import { redisUrlProblem } from '../redis/index.ts';
  */
 export const BOUNDS = {
   intervalSeconds: { min: 0.1, max: 7 * 86_400 },
-  rateWindowMs: { min: 1, max: 3_600_000 },
-  requestsPerWindow: { min: 1, max: 10_000_000 },
+  rateWindowMs: CLIENT_RANGES.windowMs,
+  requestsPerWindow: CLIENT_RANGES.requestsPerWindow,
   shutdownGraceMs: { min: 0, max: 600_000 },
   retentionDays: { min: 0, max: 36_500 },
   giveUpAfterHours: { max: Math.floor(MAX_TIMER_MS / 3_600_000) },

@@ -3,7 +3,18 @@ import { getEventListeners } from 'node:events';
 import { AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
 import { IndexClient, type IndexClientOptions } from '../../src/api/index.ts';
-import { AuthError, BadRequestError, ForbiddenError, MalformedResponseError, ManualClock, NotFoundError, RateLimitError, ResponseValidationError, ServerError } from '../../src/core/index.ts';
+import {
+  AuthError,
+  BadRequestError,
+  ConfigError,
+  ForbiddenError,
+  MalformedResponseError,
+  ManualClock,
+  NotFoundError,
+  RateLimitError,
+  ResponseValidationError,
+  ServerError,
+} from '../../src/core/index.ts';
 import { captureLogger, envelope, errorBody, type FakeResponse, fakeTransport, type RecordedRequest } from '../helpers/fake-transport.ts';
 
 const BASE = 'http://api.test/v1';
@@ -312,7 +323,7 @@ describe('errors', () => {
 });
 
 describe('configuration', () => {
-  it('rejects a bad base URL or page size with a clear error', () => {
+  it('rejects a bad base URL with a clear error', () => {
     expect(() => new IndexClient({ baseUrl: 'not a url' })).toThrow(/base URL is not a URL/);
     expect(() => new IndexClient({ baseUrl: 'ftp://x/v1' })).toThrow(/http\(s\)/);
     // The whole value, not the scheme it parses as ("localhost:").
@@ -321,7 +332,37 @@ describe('configuration', () => {
       'base URL must end in the API\'s version segment /v1, such as http://127.0.0.1:47931/v1; got "http://127.0.0.1:47931"',
     );
     expect(() => new IndexClient({ baseUrl: 'https://user:pw@x/v1' })).toThrow(/credentials/);
-    expect(() => new IndexClient({ baseUrl: BASE, pageSize: 101 })).toThrow(/pageSize.*101/);
+  });
+
+  it('refuses every option out of its range at construction, naming it and the value received (trial 30: a bad tier failed the first call with a TypeError)', () => {
+    const refused = (options: Partial<IndexClientOptions>) => {
+      try {
+        new IndexClient({ baseUrl: BASE, apiKey: 'sk_test_key_123', ...options });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      return 'constructed';
+    };
+    expect(refused({ tier: 'gold' as never })).toBe('IndexClient: Expected `tier` to be one of public, standard, basic, premium, enterprise, got `gold`');
+    expect(refused({ tier: 'enterprise' })).toBe('IndexClient: the enterprise tier needs `enterpriseLimits` { limit, burst }');
+    expect(refused({ tier: 'enterprise', enterpriseLimits: { limit: 0, burst: 10 } })).toBe('IndexClient: Expected `enterpriseLimits.limit` to be an integer from 1 to 10000000, got `0`');
+    expect(refused({ timeoutMs: -1 })).toBe('IndexClient: Expected `timeoutMs` to be an integer from 1 to 2147483647, got `-1`');
+    expect(refused({ windowMs: 0 })).toMatch(/`windowMs` to be an integer from 1 to 3600000, got `0`/);
+    expect(refused({ retries: 1.5 })).toMatch(/`retries` to be an integer from 0 to 100, got `1.5`/);
+    expect(refused({ retryBaseMs: Number.NaN })).toMatch(/`retryBaseMs`.*got `NaN`/);
+    expect(refused({ retryMaxMs: 2 ** 31 })).toMatch(/`retryMaxMs`.*got `2147483648`/);
+    expect(refused({ maxRateLimitRequeues: -1 })).toMatch(/`maxRateLimitRequeues`.*got `-1`/);
+    expect(refused({ refreshMarginMs: -5 })).toMatch(/`refreshMarginMs`.*got `-5`/);
+    expect(refused({ pageSize: 101 })).toMatch(/`pageSize` to be an integer from 1 to 100, got `101`/);
+    expect(refused({ paging: 'cursor' as never })).toBe("IndexClient: Expected `paging` to be 'page' or 'offset', got `cursor`");
+    expect(refused({ tier: 'premium', timeoutMs: 1, retries: 0, retryBaseMs: 0, windowMs: 3_600_000, pageSize: 1, paging: 'offset' })).toBe('constructed');
+  });
+
+  it('refuses an INDEXBOT_TIER that is no tier, by the variable, as the CLI does', () => {
+    const env = { INDEXBOT_BASE_URL: BASE, INDEXBOT_API_KEY: 'sk_env_key_123' };
+    expect(() => IndexClient.fromEnv({}, { ...env, INDEXBOT_TIER: 'Basic' })).toThrow(new ConfigError('INDEXBOT_TIER: expected one of public, standard, basic, premium, enterprise, got "Basic"'));
+    expect(IndexClient.fromEnv({}, { ...env, INDEXBOT_TIER: 'premium' }).rateGates()).toEqual([]);
   });
 
   it('reads the base URL and API key from the environment and sends the key as Bearer', async () => {

@@ -108,6 +108,13 @@ describe('the published package', () => {
       [bin, 'strategies', 'runner-2'],
     ]);
     ok('npm', ['run', 'typecheck'], bot);
+    // A user's own tsconfig checks the package's declarations (skipLibCheck off): every type they name is installed with it (trial 30: big.js's were not).
+    writeFileSync(
+      join(bot, 'entry-points.ts'),
+      ['', '/client', '/backtest', '/sandbox', '/testing'].map((p, i) => `import * as entry${i} from 'indexbot${p}';\nexport type Entry${i} = typeof entry${i};\n`).join(''),
+    );
+    writeFileSync(join(bot, 'tsconfig.libcheck.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { skipLibCheck: false }, include: ['entry-points.ts'] }));
+    ok('npx', ['tsc', '-p', 'tsconfig.libcheck.json'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');
     const schema = JSON.parse(readFileSync(join(bot, 'node_modules/indexbot/config/indexbot.schema.json'), 'utf8')) as { properties: Record<string, unknown> };

@@ -69,15 +69,16 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   // What is running, to stop (in reverse) before the store closes if a later step fails.
   const started: (() => unknown)[] = [];
   try {
+    // A collector (no strategies) publishes its events to the stream. The port is taken before
+    // anything is changed: a port in use stops the start with the demo's database as it was (trial 30).
+    const faces = new RemoteFaces(config, logger, { streamWriter: options.withoutStrategies });
+    started.push(() => faces.stop());
+    await faces.listen();
     if (options.demoDatabase) removeDemoDatabase(config.db, options.demoDatabase.evenUnmarked);
     store = SnapshotStore.open(config.db);
     config = withStoredSignIn(config, store);
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
     else claimFromDemo(store);
-    // A collector (no strategies) publishes its events to the stream.
-    const faces = new RemoteFaces(config, logger, { streamWriter: options.withoutStrategies });
-    started.push(() => faces.stop());
-    await faces.listen();
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);
     const indexes = await resolveIndexes(client, config.indexes);

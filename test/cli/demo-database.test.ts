@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +10,8 @@ import { runCli, waitFor } from '../helpers/daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
-const demo = (db: string) => spawnSync(process.execPath, ['bin/indexbot.js', 'demo', '--db', db, '--duration-s', '2', '--speed', '2880'], { encoding: 'utf8', timeout: 60_000 });
+const demo = (db: string, ...more: string[]) =>
+  spawnSync(process.execPath, ['bin/indexbot.js', 'demo', '--db', db, '--duration-s', '2', '--speed', '2880', ...more], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
 
 const event: NewEvent = {
   id: 'rebalance.announced:sindex:rb_1',
@@ -73,6 +75,24 @@ describe('demo --db', () => {
       expect(reopened.eventsAfter(0, 10_000).some((e) => e.id.endsWith('left-from-before'))).toBe(false);
     } finally {
       reopened.close();
+    }
+  });
+
+  it('keeps its last database when --http names a port in use: the port is taken before the database is started afresh (trial 30)', async () => {
+    const db = tempDbPath();
+    expect(demo(db).status).toBe(0);
+    const before = eventCount(db);
+    expect(before).toBeGreaterThan(0);
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const run = demo(db, '--http', `127.0.0.1:${port}`);
+      expect(run.status).toBe(64);
+      expect(run.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(eventCount(db)).toBe(before);
+    } finally {
+      await new Promise((r) => taken.close(r));
     }
   });
 

@@ -274,7 +274,12 @@ export function withBacktestInputOptions(command: Command): Command {
     .option('--fee-bps <bps>', "fee per fill (default the config's)", numberOption(BOUNDS.bps.min, BOUNDS.bps.max))
     .option('--slippage-bps <bps>', "slippage per fill (default the config's)", numberOption(BOUNDS.bps.min, BOUNDS.bps.max))
     .option('--max-gap-hours <h>', 'refuse to run past a longer hole in the history (default 6 intervals)', intOption(1, 366 * 24))
-    .option('--allow-gaps', 'run past larger holes (still reported)');
+    .option('--allow-gaps', 'run past larger holes (still reported)')
+    .hook('preAction', (self) => {
+      // Before the config, the database and what the cache holds, as the other flags are checked: a reversed range is a bad flag (exit 64) wherever it runs, and the backfill a missing range is told to run would be refused the same way (trials 25 and 30).
+      const { from, to } = self.opts<BacktestInputFlags>();
+      if (from !== undefined && to !== undefined) checkRange({ flag: '--from', at: from }, { flag: '--to', at: to });
+    });
 }
 
 /** What a backtest-like command takes from the cache, the config and the flags shared with `backtest`. */
@@ -314,8 +319,6 @@ export function backtestInputs(
   logger: Logger,
   strategy: Pick<Strategy, 'indexes'>,
 ): Omit<BacktestOptions, 'strategy' | 'logger'> & { held: TimeRange; logger: Logger } {
-  // Before what the cache holds: the backfill a missing range is told to run would be refused the same way (trial 25).
-  if (flags.from !== undefined && flags.to !== undefined) checkRange({ flag: '--from', at: flags.from }, { flag: '--to', at: flags.to });
   // The strategy's own list before the cache's: its handlers hear no other index, and another's hole would stop its run.
   const asked = flags.indexes ?? (strategy.indexes === undefined || strategy.indexes === 'all' ? undefined : [...strategy.indexes]);
   const span = cache.history.span(flags.interval, asked ?? (config.indexes === 'all' ? undefined : config.indexes));

@@ -63,6 +63,14 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
       64,
       '--from 2026-09-01T00:00:00Z is not before --to 2026-06-01T00:00:00Z',
     );
+    // A flag before the database it would read: with none there, the range is still what is wrong (trial 30: 'no database', 78).
+    for (const command of ['backtest', 'check-lookahead']) {
+      expectOneLine(
+        await runCli([command, '--strategy', 'rebalance-alert', '--from', '2026-11-08', '--to', '2026-11-02', '--db', join(dirname(db), 'none.db')]),
+        64,
+        '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z',
+      );
+    }
   });
 
   it('backtest: --from past the cache is one line naming the flag and what the cache holds', async () => {

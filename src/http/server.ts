@@ -127,7 +127,9 @@ export class HttpServer {
       const { token } = this.o.config;
       // Without a token, only loopback names: a rebound domain pointing at us is refused.
       if (token === undefined && !hostIsLoopback(req)) throw new HttpError(403, 'this server answers loopback names only; set http.token to serve others');
-      if (url.pathname === '/' && req.method === 'GET') {
+      // HEAD is GET without the body (Node sends none): an uptime check by HEAD sees what GET gets (trial 30: 401 for the page GET served).
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+      if (url.pathname === '/' && method === 'GET') {
         route = '/';
         const page = dashboardPage();
         res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': page.csp });
@@ -139,7 +141,7 @@ export class HttpServer {
       if (bearer === 'missing') throw new HttpError(401, 'a bearer token is required', { 'WWW-Authenticate': 'Bearer realm="indexbot"' });
       if (bearer === 'wrong') throw new HttpError(401, 'the bearer token is not the one configured (http.token)', { 'WWW-Authenticate': 'Bearer realm="indexbot", error="invalid_token"' });
       if (!this.routes) throw new HttpError(503, 'starting', { 'Retry-After': '1' });
-      const match = this.match(this.routes, req.method ?? 'GET', url.pathname);
+      const match = this.match(this.routes, method, url.pathname);
       route = match.route.name;
       if (match.route.method === 'POST') {
         if (isCrossSite(req)) throw new HttpError(403, 'cross-site requests are refused');
@@ -221,6 +223,8 @@ export class HttpServer {
         if (typeof lastId === 'string' && !(/^\d+$/.test(lastId) && Number.isSafeInteger(Number(lastId))))
           throw new HttpError(400, `Last-Event-ID: expected a whole number (the seq of the last event received), got ${JSON.stringify(lastId)}`);
         const since = typeof lastId === 'string' ? Number(lastId) : url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined;
+        // A HEAD gets the stream's headers, not a connection held open for a body it will never read.
+        if (req.method === 'HEAD') return void res.writeHead(200, { 'Content-Type': 'text/event-stream' }).end();
         this.o.stream.attach(res, since, (after) => c.store.eventsAfter(after, 500));
       }),
       get('/api/v1/strategies', /^\/api\/v1\/strategies$/, (_req, res) => {

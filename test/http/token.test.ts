@@ -59,6 +59,24 @@ describe('the HTTP face with a token', () => {
     expect(d.daemon.output()).not.toContain(TOKEN);
   });
 
+  it('answers HEAD as GET, without a body: an uptime check by HEAD sees the page, and the token still guards the rest (trial 30)', async () => {
+    const url = d.url.replace('0.0.0.0', '127.0.0.1');
+    const head = (path: string, token?: string) => fetch(`${url}${path}`, { method: 'HEAD', headers: token ? { Authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(5_000) });
+    const page = await head('/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await page.text()).toBe('');
+    expect((await head('/healthz')).status).toBe(200);
+    for (const path of ['/readyz', '/metrics', '/api/v1/status', '/api/v1/stream']) {
+      expect((await head(path)).status, path).toBe(401);
+      const ok = await head(path, TOKEN);
+      expect(ok.status, path).toBe(200);
+      // The stream's headers, then the end: no connection held open for a body HEAD never gets.
+      expect(await ok.text(), path).toBe('');
+    }
+    expect((await head('/api/v1/strategies/rebalance-alert/pause', TOKEN)).status).toBe(405);
+  });
+
   it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(
     'the dashboard asks for the token, keeps it in sessionStorage and sends it as a header, never in a URL',
     async () => {

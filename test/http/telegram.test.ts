@@ -1,10 +1,15 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock, silentLogger } from '../../src/core/index.ts';
+import type { BotControl } from '../../src/http/server.ts';
+import { TelegramCommands } from '../../src/http/telegram.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { readDb, waitFor } from '../helpers/daemon.ts';
 import { type HttpDaemon, get, startHttpDaemon } from '../helpers/http-daemon.ts';
 import { testSandbox } from '../helpers/sandbox.ts';
+import { tempDbPath } from '../helpers/temp-db.ts';
 
 const BOT_TOKEN = '123456:fake-bot-token-for-tests';
 const CHAT = 4242;
@@ -134,5 +139,64 @@ describe('Telegram commands against a fake Bot API', () => {
       .find((l) => l.includes('telegram command from another chat ignored'))!;
     expect(JSON.parse(line)).toMatchObject({ chatId: '999', command: '/pause' });
     expect(d.daemon.output()).not.toContain(BOT_TOKEN);
+  });
+});
+
+describe('Telegram commands against a server that answers an empty poll at once', () => {
+  /** A Bot API whose getUpdates answers `[]` at once, as a proxy or mock that does not hold the long poll does. */
+  async function eagerBotApi() {
+    let calls = 0;
+    const server = createServer((req, res) => {
+      req.resume().on('end', () => {
+        calls += 1;
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: true, result: [] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls: () => calls, close: () => new Promise((r) => server.close(r)) };
+  }
+
+  function commands(url: string, o: { clock?: ManualClock; minEmptyPollMs?: number }) {
+    const store = SnapshotStore.open(tempDbPath());
+    const sink = { type: 'telegram' as const, name: 'tg', botToken: BOT_TOKEN, chatId: CHAT, baseUrl: url, commands: true };
+    // Only the store is read while no update comes.
+    const t = new TelegramCommands({ sink: sink as never, control: { store } as BotControl, logger: silentLogger, ...o });
+    return { t, store };
+  }
+
+  it('asks again only once the floor has passed on its clock (trial 30: 120,000 calls in 65 s)', async () => {
+    const api = await eagerBotApi();
+    const clock = new ManualClock(Date.now());
+    const { t, store } = commands(api.url, { clock });
+    try {
+      t.start();
+      await waitFor('the first poll', () => api.calls() === 1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(api.calls()).toBe(1);
+      await clock.advance(999);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(api.calls()).toBe(1);
+      await clock.advance(1);
+      await waitFor('the second poll', () => api.calls() === 2);
+    } finally {
+      await t.stop();
+      store.close();
+      await api.close();
+    }
+  });
+
+  it('on real timers, polls such a server a few times a second at most', async () => {
+    const api = await eagerBotApi();
+    const { t, store } = commands(api.url, { minEmptyPollMs: 200 });
+    try {
+      t.start();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(api.calls()).toBeGreaterThanOrEqual(2);
+      expect(api.calls()).toBeLessThanOrEqual(6);
+    } finally {
+      await t.stop();
+      store.close();
+      await api.close();
+    }
   });
 });

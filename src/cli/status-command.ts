@@ -212,6 +212,8 @@ function render(s: Status, commandArgs: string): string {
   const gone = s.reporter !== null && !s.reporter.running;
   if (s.rateGates.length > 0 || s.reportedAt) {
     lines.push('', `Rate gates${s.reportedAt ? ` (reported ${s.reportedAt}${gone ? ` by pid ${s.reporter!.pid}, which is no longer running` : ''})` : ''}`);
+    // A gate is made at a credential's first request: reported before it, the heading stood alone (trial 30).
+    if (s.rateGates.length === 0) lines.push('  none yet: no request had been sent');
   }
   for (const g of s.rateGates) {
     lines.push(

@@ -54,6 +54,16 @@ describe('indexbot status on a cache filled by backfill alone', () => {
 });
 
 describe('indexbot status and the daemon (found by a new-user trial: it never said plainly whether one runs)', () => {
+  it('says no gate was reported yet, rather than a heading over nothing, when the report came before the first request', () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    store.setRuntime('gates', { gates: [], schedule: [], pid: process.pid }, Date.now());
+    store.close();
+    const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/\nRate gates \(reported [^)]+\)\n {2}none yet: no request had been sent\n$/);
+  });
+
   it('says which pid holds the database, and that none does once it let go', () => {
     const db = tempDbPath();
     SnapshotStore.open(db).close();

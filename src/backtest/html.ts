@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { valueAsOf } from './metrics.ts';
 import { type BacktestReport, labelOf } from './report.ts';
 import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
@@ -9,17 +8,6 @@ export const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467
 /** The buy-and-hold lines under the trade markers: none green or red, the markers' colours (trial 24 read a hold line as the strategy's trades). */
 const BENCHMARK_COLORS = SERIES_COLORS.slice(1).filter((c) => c !== '#2ca02c' && c !== '#d62728');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-const require = createRequire(import.meta.url);
-let uplotAssets: { js: string; css: string } | undefined;
-/** uPlot's own build, read once and inlined: the page needs no network. */
-export function uplot(): { js: string; css: string } {
-  uplotAssets ??= {
-    js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
-    css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
-  };
-  return uplotAssets;
-}
 
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** JSON safe inside a script element. */
@@ -98,7 +86,7 @@ function monthlyTable(report: BacktestReport): string {
 
 /** One HTML file with everything inline (uPlot included): opens from disk in any browser, offline. */
 export function renderHtml(report: BacktestReport): string {
-  const { js, css } = uplot();
+  const { js, css } = uplotAssets();
   const cash = report.settings.cash;
   const trades = pageTrades(report).map((f) => [
     f.at!.slice(0, 16).replace('T', ' '),
@@ -208,6 +196,7 @@ function markers() {
 }
 function chart(id, series, fmt, opts = {}) {
   const u = new uPlot({
+    ${UTC_TIME_OPTIONS},
     width: width(), height: opts.height || 300,
     cursor: { sync: { key: 'bt' }, drag: { x: true, y: false } },
     scales: { x: { time: true }, y: opts.y || {} },

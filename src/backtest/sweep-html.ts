@@ -1,4 +1,5 @@
-import { SERIES_COLORS, escapeHtml, uplot } from './html.ts';
+import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
+import { SERIES_COLORS, escapeHtml } from './html.ts';
 import type { BacktestReport, ReportSummary } from './report.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
@@ -121,7 +122,7 @@ export function sweepHeadings(reports: readonly ReportSummary[]): { labels: stri
  * (click a heading to sort by it) and their equity curves on one chart.
  */
 export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonly ReportSummary[]): string {
-  const { js, css } = uplot();
+  const { js, css } = uplotAssets();
   const swept = sweptParams(reports.map((r) => r.strategy.params));
   const rows = sweptOnly(allParams, swept);
   const first = reports[0]!.strategy.params;
@@ -179,6 +180,7 @@ table.querySelectorAll('th').forEach((th) => th.addEventListener('click', () => 
 }));
 const width = () => Math.min(1100, document.body.clientWidth - 20);
 const u = new uPlot({
+  ${UTC_TIME_OPTIONS},
   width: width(), height: 420,
   scales: { x: { time: true } },
   axes: [{ stroke: '#333', grid: { stroke: '#eee' } }, { stroke: '#333', size: 80, grid: { stroke: '#eee' }, values: (u, vals) => vals.map((v) => v.toFixed(0)) }],

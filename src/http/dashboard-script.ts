@@ -1,4 +1,5 @@
 import { weightChange } from '../core/index.ts';
+import { UTC_TIME_OPTIONS } from '../pages/index.ts';
 
 /**
  * The equity chart's value range: the data with a tenth of its span either side, and at least
@@ -63,6 +64,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   function askToken() {
     $('login').hidden = false;
     setState('this bot wants its token');
+    // Nothing is connecting until the token is given (trial 30: "connecting" beside the form).
+    $('live').textContent = '';
   }
   $('login').addEventListener('submit', function (ev) {
     ev.preventDefault();
@@ -124,7 +127,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       var chart = charts.get(name);
       if (chart && chart.root.isConnected) chart.setData([xs, ys]);
       else {
-        var opts = { width: width, height: 180, scales: { y: { range: function (u, min, max) { return equityRange(min, max); } } }, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
+        var opts = { ${UTC_TIME_OPTIONS}, width: width, height: 180, scales: { y: { range: function (u, min, max) { return equityRange(min, max); } } }, series: [{}, { label: 'equity USD', stroke: '#2f7ed8', width: 2 }], axes: [{}, { size: 70 }], legend: { show: false } };
         chart = new uPlot(opts, [xs, ys], box);
         charts.set(name, chart);
       }

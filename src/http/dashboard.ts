@@ -1,19 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { uplotAssets } from '../pages/index.ts';
 import { DASHBOARD_SCRIPT } from './dashboard-script.ts';
-
-const require = createRequire(import.meta.url);
-let uplot: { js: string; css: string } | undefined;
-
-/** uPlot's build, read once from node_modules and inlined: the page needs no network but the bot. */
-function uplotAssets(): { js: string; css: string } {
-  uplot ??= {
-    js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
-    css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
-  };
-  return uplot;
-}
 
 const STYLE = `
 :root { color-scheme: light dark; font: 15px/1.4 system-ui, sans-serif; }

@@ -1,4 +1,5 @@
-import { escapeHtml, fixed, pct, uplot } from '../backtest/index.ts';
+import { escapeHtml, fixed, pct } from '../backtest/index.ts';
+import { uplotAssets } from '../pages/index.ts';
 import { type StoredTrial, ranked } from './optimize.ts';
 
 /** A sampled float with six significant digits: tables stay readable; trials.jsonl keeps every digit. */
@@ -6,7 +7,7 @@ export const shortValue = (v: unknown) => (typeof v === 'number' && !Number.isIn
 
 /** The search on one page: every trial's figure and the best so far by trial number, and the best trials. */
 export function renderOptimizePage(title: string, metric: string, trials: readonly StoredTrial[], top = 20): string {
-  const { js, css } = uplot();
+  const { js, css } = uplotAssets();
   let best = Number.NEGATIVE_INFINITY;
   const data = [trials.map((t) => t.n), trials.map((t) => t.score), trials.map((t) => (t.score !== null && t.score > best ? (best = t.score) : Number.isFinite(best) ? best : null))];
   const keys = [...new Set(trials.flatMap((t) => Object.keys(t.params)))];

@@ -1,11 +1,12 @@
-import { escapeHtml, fixed, pct, uplot } from '../backtest/index.ts';
+import { escapeHtml, fixed, pct } from '../backtest/index.ts';
+import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import type { WalkForwardResult } from './walk-forward.ts';
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 /** The out-of-sample curve (test windows stitched) and the params chosen per window, on one page. */
 export function renderWalkForwardPage(title: string, r: WalkForwardResult, format: (v: number | null) => string): string {
-  const { js, css } = uplot();
+  const { js, css } = uplotAssets();
   const data = [r.outOfSample.equity.map((p) => p.t / 1000), r.outOfSample.equity.map((p) => p.value)];
   const rows = r.windows.map(
     (w, i) =>
@@ -26,7 +27,8 @@ body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 
 <script>${js}</script>
 <script>
 const D = ${JSON.stringify(data)};
-new uPlot({ width: Math.max(320, document.querySelector('main').clientWidth), height: 320, cursor: { drag: { x: true, y: false } },
+new uPlot({ ${UTC_TIME_OPTIONS},
+  width: Math.max(320, document.querySelector('main').clientWidth), height: 320, cursor: { drag: { x: true, y: false } },
   axes: [{}, { size: 80, values: (u, vs) => vs.map((v) => Math.round(v).toLocaleString('en-US')) }],
   series: [{ label: 'time' }, { label: 'out-of-sample equity (USD)', stroke: '#1f77b4', width: 1.5, points: { show: false } }],
 }, D, document.getElementById('oos-chart'));

@@ -9,6 +9,7 @@ import { SweepSession, runSweep } from '../../src/backtest/sweep.ts';
 import { sweepRunner } from '../../src/research/index.ts';
 import { HistoryTables, SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
+import { utcAxisMismatches } from '../helpers/chart-axes.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
@@ -366,11 +367,12 @@ describe('indexbot backtest sweep', () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
     try {
-      const page = await browser.newPage();
+      const page = await browser.newPage({ timezoneId: 'Asia/Kolkata' });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       await page.goto(pathToFileURL(join(out, '2', 'sweep.html')).href);
+      expect(await page.evaluate(utcAxisMismatches('window.indexbotSweepChart'))).toEqual([]);
       // One curve per run on the chart.
       expect(await page.evaluate(() => (globalThis as unknown as { indexbotSweepChart: { series: unknown[] } }).indexbotSweepChart.series.length)).toBe(1 + 3);
       const params = () => page.$$eval('#runs tbody tr td:nth-child(2)', (tds) => tds.map((td) => JSON.parse(td.textContent!).notionalUsd));

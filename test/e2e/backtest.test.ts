@@ -6,6 +6,7 @@ import { IndexClient } from '../../src/api/index.ts';
 import { backfill } from '../../src/poller/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
+import { utcAxisMismatches } from '../helpers/chart-axes.ts';
 import { runCli as cli, readDb, sandboxConfig } from '../helpers/daemon.ts';
 import { FIXED_TIME, testSandbox } from '../helpers/sandbox.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -190,7 +191,8 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     try {
-      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      // A zone far from UTC: the axes must still read as the tables do, in UTC (trial 30).
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'America/New_York' });
       const errors: string[] = [];
       const requests: string[] = [];
       page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -215,6 +217,8 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
           return { label: s.label, expected, swatch: getComputedStyle(marker).borderTopColor };
         }))`);
       expect(legend[0]!.map((l) => l.label)).toEqual(['rebalance-front-run', 'hold mindex']);
+      expect(await page.evaluate(`window.indexbotCharts[0].axes[0]._values.length`)).toBeGreaterThan(2);
+      expect(await page.evaluate(utcAxisMismatches('window.indexbotCharts[0]'))).toEqual([]);
       for (const l of legend.flat()) expect(l.swatch, l.label).toBe(l.expected);
       expect(new Set(legend[0]!.map((l) => l.swatch)).size).toBe(2);
       expect(await page.locator('#equity-chart .trade-marker').count()).toBe(report.fills.count);

@@ -1,0 +1,1 @@
+export { UTC_TIME_OPTIONS, uplotAssets } from './uplot.ts';

@@ -21,6 +21,9 @@ export interface MetricSources {
   now(): number;
 }
 
+/** Defines a gauge read from the daemon at each scrape. */
+type DefineGauge = <L extends string>(name: string, help: string, labelNames: L[], read: (g: Gauge<L>, s: MetricSources) => void) => Gauge<L>;
+
 /**
  * The daemon's Prometheus registry. Counters and histograms are pushed from observer hooks
  * where things happen (client, poller, events, strategies, alert sinks); gauges are read from
@@ -53,36 +56,38 @@ export class DaemonMetrics {
   constructor(private readonly o: { streamReader?: boolean; streamWriter?: boolean; startedAt?: number } = {}) {
     this.startedAt = o.startedAt ?? Date.now();
     const registers = [this.registry];
+    // A runner polls nothing and detects nothing: a polls_total held at 0 there would set off every "the bot stopped polling" alert.
+    const pollers = o.streamReader ? [] : registers;
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'indexbot_api_requests_total',
       help: 'API request attempts (retries and 429 re-queues included) by endpoint template and HTTP status ("none": no response)',
       labelNames: ['endpoint', 'status'],
-      registers,
+      registers: pollers,
     });
     this.requestSeconds = new Histogram({
       name: 'indexbot_api_request_duration_seconds',
       help: 'Time of one API request attempt, rate-gate wait excluded',
       labelNames: ['endpoint'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
+      registers: pollers,
     });
-    this.rateLimited = new Counter({ name: 'indexbot_api_rate_limited_total', help: 'API responses with status 429', labelNames: ['endpoint'], registers });
-    this.retries = new Counter({ name: 'indexbot_api_retries_total', help: 'API requests retried after a network error, timeout or 5xx', labelNames: ['endpoint'], registers });
-    this.polls = new Counter({ name: 'indexbot_polls_total', help: 'Poll jobs run, by outcome', labelNames: ['outcome'], registers });
+    this.rateLimited = new Counter({ name: 'indexbot_api_rate_limited_total', help: 'API responses with status 429', labelNames: ['endpoint'], registers: pollers });
+    this.retries = new Counter({ name: 'indexbot_api_retries_total', help: 'API requests retried after a network error, timeout or 5xx', labelNames: ['endpoint'], registers: pollers });
+    this.polls = new Counter({ name: 'indexbot_polls_total', help: 'Poll jobs run, by outcome', labelNames: ['outcome'], registers: pollers });
     this.pollLateness = new Histogram({
       name: 'indexbot_poll_lateness_seconds',
       help: 'How long after its due time a poll job started',
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
+      registers: pollers,
     });
-    this.events = new Counter({ name: 'indexbot_events_total', help: 'Events detected and logged, by type', labelNames: ['type'], registers });
+    this.events = new Counter({ name: 'indexbot_events_total', help: 'Events detected and logged, by type', labelNames: ['type'], registers: pollers });
     this.detectionDelay = new Histogram({
       name: 'indexbot_event_detection_delay_seconds',
       help: 'Time from when a fact happened on the server (occurredAt) to its detection; facts from before this process started, and those the API gives no time for, are not timed',
       labelNames: ['type'],
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600],
-      registers,
+      registers: pollers,
     });
     this.fills = new Counter({ name: 'indexbot_strategy_fills_total', help: 'Paper fills committed, by strategy and side', labelNames: ['strategy', 'side'], registers });
     this.deliveries = new Counter({
@@ -172,6 +177,40 @@ export class DaemonMetrics {
         },
       });
     const self = this;
+    if (!this.o.streamReader) this.definePollerGauges(gauge);
+    if (this.o.streamReader) this.defineStreamGauges(gauge);
+    if (this.o.streamWriter) {
+      // What a collector cut off from Redis holds back: its runners see none of it until it is published.
+      gauge('indexbot_event_stream_unpublished', 'Events in the log not yet published to the event stream', [], (g, s) => g.set(s.unpublishedEvents()));
+    }
+    gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
+    gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);
+    });
+    gauge('indexbot_strategy_cash_usd', 'Paper cash, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.cash);
+    });
+    gauge('indexbot_strategy_positions', 'Open paper positions, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.positions.length);
+    });
+    gauge('indexbot_strategy_parked_events', 'Events parked after failing every attempt, per strategy', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.parked);
+    });
+    gauge('indexbot_strategy_paused', '1 when the strategy is paused', ['strategy'], (g, s) => {
+      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.paused ? 1 : 0);
+    });
+    gauge('indexbot_alert_outbox_pending', 'Alerts queued and not yet delivered, per sink', ['sink'], (g, s) => {
+      for (const x of s.outbox()) g.set({ sink: x.sink }, x.pending);
+    });
+    gauge('indexbot_alert_outbox_oldest_pending_age_seconds', 'Age of the oldest undelivered alert, per sink (0: none pending)', ['sink'], (g, s) => {
+      const now = s.now();
+      for (const x of s.outbox()) g.set({ sink: x.sink }, x.oldestPendingAt === null ? 0 : (now - x.oldestPendingAt) / 1000);
+    });
+    gauge('indexbot_db_size_bytes', 'Size of the SQLite database with its write-ahead log', [], (g, s) => g.set(fileSize(s.dbPath) + fileSize(`${s.dbPath}-wal`)));
+  }
+
+  /** A poller's gauges: its rate gates, the budget it shares, its jobs. A runner has none of them. */
+  private definePollerGauges(gauge: DefineGauge): void {
     gauge('indexbot_rate_gate_limit', 'Requests per window the rate gate paces to, per credential', ['gate'], (g, s) => {
       for (const x of s.gates()) g.set({ gate: x.name }, x.limit);
     });
@@ -210,39 +249,10 @@ export class DaemonMetrics {
       const now = s.now();
       for (const j of s.jobs()) if (j.lastSuccessAt !== null) g.set({ job: j.job }, (now - j.lastSuccessAt) / 1000);
     });
-    if (this.o.streamReader) this.defineStreamGauges(gauge);
-    if (this.o.streamWriter) {
-      // What a collector cut off from Redis holds back: its runners see none of it until it is published.
-      gauge('indexbot_event_stream_unpublished', 'Events in the log not yet published to the event stream', [], (g, s) => g.set(s.unpublishedEvents()));
-    }
-    gauge('indexbot_event_log_last_seq', 'Sequence number of the newest event in the log', [], (g, s) => g.set(s.lastEventSeq()));
-    gauge('indexbot_strategy_equity_usd', 'Paper equity (cash plus positions at the latest cached prices), per strategy', ['strategy'], (g, s) => {
-      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.equity);
-    });
-    gauge('indexbot_strategy_cash_usd', 'Paper cash, per strategy', ['strategy'], (g, s) => {
-      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.cash);
-    });
-    gauge('indexbot_strategy_positions', 'Open paper positions, per strategy', ['strategy'], (g, s) => {
-      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.positions.length);
-    });
-    gauge('indexbot_strategy_parked_events', 'Events parked after failing every attempt, per strategy', ['strategy'], (g, s) => {
-      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.parked);
-    });
-    gauge('indexbot_strategy_paused', '1 when the strategy is paused', ['strategy'], (g, s) => {
-      for (const x of s.strategies()) g.set({ strategy: x.strategy }, x.paused ? 1 : 0);
-    });
-    gauge('indexbot_alert_outbox_pending', 'Alerts queued and not yet delivered, per sink', ['sink'], (g, s) => {
-      for (const x of s.outbox()) g.set({ sink: x.sink }, x.pending);
-    });
-    gauge('indexbot_alert_outbox_oldest_pending_age_seconds', 'Age of the oldest undelivered alert, per sink (0: none pending)', ['sink'], (g, s) => {
-      const now = s.now();
-      for (const x of s.outbox()) g.set({ sink: x.sink }, x.oldestPendingAt === null ? 0 : (now - x.oldestPendingAt) / 1000);
-    });
-    gauge('indexbot_db_size_bytes', 'Size of the SQLite database with its write-ahead log', [], (g, s) => g.set(fileSize(s.dbPath) + fileSize(`${s.dbPath}-wal`)));
   }
 
   /** A runner's stream; one group per runner, so no label. */
-  private defineStreamGauges(gauge: <L extends string>(name: string, help: string, labelNames: L[], read: (g: Gauge<L>, s: MetricSources) => void) => Gauge<L>): void {
+  private defineStreamGauges(gauge: DefineGauge): void {
     const stream = (name: string, help: string, value: (read: { value: StreamHeartbeat; updatedAt: number }, now: number) => number | null) =>
       gauge(name, help, [], (g, s) => {
         const read = s.streamRead();

@@ -62,6 +62,9 @@ describe('a strategies runner with --http (real redis-server)', () => {
     expect(sampleValue(metrics, 'indexbot_event_stream_last_read_age_seconds')).toBeLessThan(60);
     expect(sampleValue(metrics, 'indexbot_event_stream_pending')).toBe(0);
     expect(sampleValue(metrics, 'indexbot_strategy_paused', { strategy: 'counting' })).toBe(0);
+    // It polls and detects nothing: no poll, API or detection series, which an alert on "polls stopped" would read as a stalled bot.
+    const pollerFamilies = [...metrics.keys()].filter((name) => /^indexbot_(polls?_|api_|rate_gate_|shared_budget_|events_total|event_detection_)/.test(name));
+    expect(pollerFamilies).toEqual([]);
 
     // An event published now reaches the server-sent event stream.
     const res = await get(`${url}/api/v1/stream`);

@@ -436,7 +436,8 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   const example = strategyFileNamed(EXAMPLE_STRATEGIES, nameOrPath);
   if (example) return { strategy: await loadStrategyModule(example), file: example };
   const examples = strategyFiles(EXAMPLE_STRATEGIES).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
-  throw new ConfigError(
+  // A name that names nothing is a bad flag (64), as it is to `strategies retry` and `pause` (trial 31: 78 here, 64 there).
+  throw new UsageError(
     `no strategy named "${nameOrPath}" in ${dir} (found ${all.map((s) => s.strategy.name).join(', ') || 'none'}) nor among the examples (${examples.join(', ')}); give a name or a file path`,
   );
 }

@@ -64,9 +64,9 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     );
     const unknown = await runCli(['backtest', '--strategy', 'nope'], { INDEXBOT_CONFIG: config });
     expect(unknown.stderr.trim().split('\n').at(-1)).toBe(
-      `indexbot: no strategy named "nope" in ${dir} (found mine) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [CONFIG_INVALID]`,
+      `indexbot: no strategy named "nope" in ${dir} (found mine) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [USAGE_INVALID]`,
     );
-    expect(unknown.status).toBe(78);
+    expect(unknown.status).toBe(64);
   });
 
   it('backtest of a strategy file that is not there, or with a grid the JSON parser quotes over two lines, says so in one line', async () => {

@@ -6,7 +6,7 @@ import { MAX_WORKERS, fixed, formatTable, pct } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, renderWalkForwardPage, splitParams, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import {
   type BacktestInputFlags,
@@ -75,6 +75,7 @@ export function registerWalkForwardCommand(program: Command): void {
     const sets = gridCombinations(flags.grid);
     refuseFixedAndVaried(flags.params ?? [], Object.keys(sets[0] ?? {}), `--grid ${flags.grid}`);
     const grid = sets.map((g) => ({ ...base, ...g }));
+    const swept = Object.keys(sets[0] ?? {});
     // Every candidate is checked against the schema before hours of replays.
     for (const [i, p] of grid.entries()) {
       withParamsFrom(
@@ -131,7 +132,7 @@ export function registerWalkForwardCommand(program: Command): void {
       writeFileSync(join(dir, 'walk-forward.json'), `${JSON.stringify(out, null, 1)}\n`);
       writeFileSync(
         join(dir, 'walk-forward.html'),
-        renderWalkForwardPage(`walk-forward ${loaded.strategy.name} by ${r.metric}`, r, (v) => formatMetric(r.metric, v)),
+        renderWalkForwardPage(`walk-forward ${loaded.strategy.name} by ${r.metric}`, r, (v) => formatMetric(r.metric, v), swept),
       );
       const failedIn = (w: (typeof r.windows)[number]) => w.failedInTraining + w.failedInTest;
       const failing = r.windows.filter((w) => failedIn(w) > 0);
@@ -152,16 +153,18 @@ export function registerWalkForwardCommand(program: Command): void {
         String(i + 1),
         `${day(w.trainFrom)} .. ${day(w.trainTo)}`,
         `${day(w.testFrom)} .. ${day(w.testTo)}`,
-        JSON.stringify(w.params),
+        JSON.stringify(splitParams(w.params, swept).chosen),
         f(w.inSample),
         f(w.outOfSample),
         pct(w.testReturn),
       ]);
       const m = r.outOfSample.metrics;
+      const { fixed: same } = splitParams(r.windows[0]?.params, swept);
       const stitched = (m as unknown as Record<string, number | null | undefined>)[r.metric];
       const lines = [
         `walk-forward ${loaded.strategy.name}: ${windows.length} windows (${flags.anchored ? 'anchored' : 'rolling'}), ${grid.length} candidates each, best by ${r.metric}`,
         formatTable([['#', 'train', 'test', 'chosen params', `${r.metric} in`, `${r.metric} out`, 'test return'], ...rows]),
+        ...(Object.keys(same).length === 0 ? [] : [`the same in every window: ${JSON.stringify(same)}`]),
         '',
         `${r.metric}: in-sample mean ${f(r.inSampleMean)}${stitched === undefined ? '' : `, out-of-sample stitched ${f(stitched)}`}`,
         `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,

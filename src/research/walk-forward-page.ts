@@ -1,16 +1,17 @@
 import { escapeHtml, fixed, pct } from '../backtest/index.ts';
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
-import type { WalkForwardResult } from './walk-forward.ts';
+import { type WalkForwardResult, splitParams } from './walk-forward.ts';
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 /** The out-of-sample curve (test windows stitched) and the params chosen per window, on one page. */
-export function renderWalkForwardPage(title: string, r: WalkForwardResult, format: (v: number | null) => string): string {
+export function renderWalkForwardPage(title: string, r: WalkForwardResult, format: (v: number | null) => string, swept: readonly string[]): string {
   const { js, css } = uplotAssets();
+  const { fixed: same } = splitParams(r.windows[0]?.params, swept);
   const data = [r.outOfSample.equity.map((p) => p.t / 1000), r.outOfSample.equity.map((p) => p.value)];
   const rows = r.windows.map(
     (w, i) =>
-      `<tr><th>${i + 1}</th><td>${day(w.trainFrom)} .. ${day(w.trainTo)}</td><td>${day(w.testFrom)} .. ${day(w.testTo)}</td><td><code>${escapeHtml(JSON.stringify(w.params))}</code></td><td>${format(w.inSample)}</td><td>${format(w.outOfSample)}</td><td>${pct(w.testReturn)}</td></tr>`,
+      `<tr><th>${i + 1}</th><td>${day(w.trainFrom)} .. ${day(w.trainTo)}</td><td>${day(w.testFrom)} .. ${day(w.testTo)}</td><td><code>${escapeHtml(JSON.stringify(splitParams(w.params, swept).chosen))}</code></td><td>${format(w.inSample)}</td><td>${format(w.outOfSample)}</td><td>${pct(w.testReturn)}</td></tr>`,
   );
   const m = r.outOfSample.metrics;
   return `<!doctype html>
@@ -22,6 +23,7 @@ body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 
 <p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
 <div id="oos-chart"></div>
 <h2>Windows</h2>
+${Object.keys(same).length === 0 ? '' : `<p id="fixed-params">The same in every window: <code>${escapeHtml(JSON.stringify(same))}</code></p>`}
 <table id="windows"><thead><tr><th>#</th><th>train</th><th>test</th><th>chosen params</th><th>${escapeHtml(r.metric)} in</th><th>${escapeHtml(r.metric)} out</th><th>test return</th></tr></thead><tbody>${rows.join('')}</tbody></table>
 </main>
 <script>${js}</script>

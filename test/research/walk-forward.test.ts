@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest } from '../../src/backtest/index.ts';
 import { UsageError } from '../../src/core/index.ts';
-import { stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
+import { renderWalkForwardPage, splitParams, stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -112,6 +112,29 @@ describe('walk-forward', () => {
     ]);
     expect(r.inSampleMean).toBeCloseTo(20 / 3, 12);
     expect(r.outOfSample.equity.map((p) => p.value)).toEqual([100, 100, 115, expect.closeTo(115 * 1.25, 9)]);
+  });
+
+  it("shows each window's swept params, and the rest once: the table fits a screen (trial 31)", async () => {
+    const fixedPart = { indexId: 'mindex', lookbackHours: 72, notionalUsd: 300, maxPositions: 5 };
+    const grid = [0.5, 1].map((zEntry) => ({ ...fixedPart, zEntry }));
+    const run = async (trials: readonly { params: Record<string, unknown>; from: number; to: number }[]) =>
+      trials.map((t) => ({
+        runId: 'x',
+        params: t.params,
+        metrics: { sharpe: (t.params as { zEntry: number }).zEntry, totalReturn: 0 } as StrategyMetrics,
+        equity: [
+          { t: t.from, value: 100, exposure: 0 },
+          { t: t.to, value: 100, exposure: 0 },
+        ],
+        failedEvents: 0,
+      }));
+    const r = await walkForward({ windows: walkForwardWindows({ from: 0, to: 20 * D, trainMs: 10 * D, testMs: 10 * D }), grid, metric: 'sharpe', run });
+    expect(splitParams(r.windows[0]!.params, ['zEntry'])).toEqual({ chosen: { zEntry: 1 }, fixed: fixedPart });
+    const page = renderWalkForwardPage('wf', r, String, ['zEntry']);
+    const table = page.match(/<table id="windows">.*?<\/table>/s)![0];
+    expect(table).toContain('<code>{&#34;zEntry&#34;:1}</code>');
+    expect(table).not.toContain('lookbackHours');
+    expect(page).toContain(`<p id="fixed-params">The same in every window: <code>${JSON.stringify(fixedPart).replace(/"/g, '&#34;')}</code></p>`);
   });
 
   it('on real replays, the chosen params are those whose own backtest of the training window scores best', async () => {

@@ -26,6 +26,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
   // A runner's (--role strategies) event stream: its group, lag and pending at its last read.
   const streamRead = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
   const ageS = (at: number) => Math.round((now - at) / 1000);
+  const polled = budget && new Set(budget.value.jobs.flatMap((j) => (j.indexId === undefined ? [] : [j.indexId])));
   return {
     heartbeat:
       beat === null
@@ -39,7 +40,12 @@ export function collectStatus(store: SnapshotStore, now: number) {
     db: store.path,
     schemaVersion: store.schemaVersion,
     now: new Date(now).toISOString(),
-    indexes: store.indexCacheSummaries().map((i) => ({ ...i, compositionAgeS: i.compositionFetchedAt === null ? null : Math.round((now - i.compositionFetchedAt) / 1000) })),
+    indexes: store.indexCacheSummaries().map((i) => ({
+      ...i,
+      compositionAgeS: i.compositionFetchedAt === null ? null : Math.round((now - i.compositionFetchedAt) / 1000),
+      // Whether the last run's poll plan holds it (null: no run planned any): one dropped from the config ages in the cache without a poll failing.
+      polled: polled === undefined ? null : polled.has(i.indexId),
+    })),
     jobs: store.jobStates().map((j) => ({ ...j, lastSuccessAgeS: j.lastSuccessAt === null ? null : Math.round((now - j.lastSuccessAt) / 1000) })),
     snapshots: store.snapshotCounts(),
     events: store.eventCounts(),
@@ -166,7 +172,7 @@ function render(s: Status, commandArgs: string): string {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
     const span = i.historyFirst === null ? '' : ` (${new Date(i.historyFirst).toISOString().slice(0, 16)} .. ${new Date(i.historyLast!).toISOString().slice(0, 16)})`;
     lines.push(
-      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}${span}  rebalances ${i.rebalances}`,
+      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}${span}  rebalances ${i.rebalances}${i.polled === false ? '  (not polled by the last run)' : ''}`,
     );
   }
   if (s.eventStream) {

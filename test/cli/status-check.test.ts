@@ -51,6 +51,26 @@ describe('indexbot status on a cache filled by backfill alone', () => {
     expect(rows[0]).toMatch(/^ {2}x +composition fetched never .* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1$/);
     expect(rows[1]).toMatch(/^ {2}y +.* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 0$/);
   });
+
+  it('marks an index the last run did not poll: one dropped from the config ages in the cache with no poll failing', () => {
+    const db = buildCache();
+    const store = SnapshotStore.open(db);
+    const jobs = [
+      { name: 'indexes', kind: 'indexes', intervalMs: 60_000 },
+      ...['rebalancing', 'composition', 'performance'].map((kind) => ({ name: `${kind}:x`, kind, indexId: 'x', intervalMs: 60_000 })),
+    ];
+    store.setRuntime('budget', { jobs, requestedPerMin: 4, plannedPerMin: 4, budgetPerMin: 270, stretched: [], fits: true }, Date.now());
+    store.close();
+    const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+    const rows = res.stdout.split('Indexes (cache)\n')[1]!.split('\n\n')[0]!.split('\n');
+    expect(rows[0]).toMatch(/rebalances 1$/);
+    expect(rows[1]).toMatch(/rebalances 0 {2}\(not polled by the last run\)$/);
+    const json = JSON.parse(spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }).stdout);
+    expect(json.indexes.map((i: { indexId: string; polled: boolean | null }) => [i.indexId, i.polled])).toEqual([
+      ['x', true],
+      ['y', false],
+    ]);
+  });
 });
 
 describe('indexbot status and the daemon (found by a new-user trial: it never said plainly whether one runs)', () => {

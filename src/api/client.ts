@@ -2,6 +2,7 @@ import type { AxiosAdapter } from 'axios';
 import type { z } from 'zod';
 import { FileTokenStore, type TokenStore, WalletKeypair, WalletSession } from '../auth/index.ts';
 import {
+  CLIENT_RANGES,
   type Challenge,
   type Composition,
   type HistoryInterval,
@@ -18,7 +19,7 @@ import {
   buildSchemas,
   hasVersionSegment,
 } from '../contract/index.ts';
-import { type Clock, ConfigError, type Logger, MAX_TIMER_MS, type OptionRange, ResponseValidationError, checkOptionRange, silentLogger, systemClock } from '../core/index.ts';
+import { type Clock, ConfigError, type Logger, ResponseValidationError, checkOptionRange, silentLogger, systemClock } from '../core/index.ts';
 import { type Priority, type RateGateSeed, type RateGateState, TIERS, type Tier, type TierLimits } from '../ratelimit/index.ts';
 import { type Page, PageIterator, type PageRequest } from './pagination.ts';
 import { type AuthMode, type RequestObserver, type SharedBudgetSource, Transport } from './transport.ts';
@@ -39,21 +40,21 @@ export interface IndexClientOptions {
   tier?: Tier;
   /** Limit and burst of the enterprise tier (custom per contract). */
   enterpriseLimits?: TierLimits;
-  /** Rate window length; shorten it together with the sandbox's `rateWindowMs`. @default 60000 */
+  /** Rate window length, 1 ms to 1 h; shorten it together with the sandbox's `rateWindowMs`. @default 60000 */
   windowMs?: number;
-  /** Per attempt. @default 10000 */
+  /** Per attempt, from 1 ms (there is no "no timeout"). @default 10000 */
   timeoutMs?: number;
-  /** Retries of a GET after a network error, timeout or 500/502/503/504. @default 3 */
+  /** Retries of a GET after a network error, timeout or 500/502/503/504, 0 to 100. @default 3 */
   retries?: number;
   /** First backoff step; full jitter, doubling per retry. @default 500 */
   retryBaseMs?: number;
   /** @default 30000 */
   retryMaxMs?: number;
-  /** How often a request is re-queued after a 429 before the 429 is returned. @default 5 */
+  /** How often a request is re-queued after a 429 before the 429 is returned, 0 to 1000. @default 5 */
   maxRateLimitRequeues?: number;
   /** `page`/`limit` (the contract) or `limit`/`offset` (one form of the live docs). @default 'page' */
   paging?: 'page' | 'offset';
-  /** Items per request when iterating a list. @default 100 */
+  /** Items per request when iterating a list, 1 to 100. @default 100 */
   pageSize?: number;
   /** Refresh the access token this long before it expires. @default 300000 */
   refreshMarginMs?: number;
@@ -137,17 +138,6 @@ export interface Snapshot<K extends SnapshotKind> {
   error?: ResponseValidationError;
 }
 
-/** The ranges of the client's numeric options; the config's rate window and enterprise limits share them. */
-export const CLIENT_RANGES = {
-  windowMs: { min: 1, max: 3_600_000 },
-  requestsPerWindow: { min: 1, max: 10_000_000 },
-  timeoutMs: { min: 1, max: MAX_TIMER_MS },
-  retries: { min: 0, max: 100 },
-  retryMs: { min: 0, max: MAX_TIMER_MS },
-  maxRateLimitRequeues: { min: 0, max: 1_000 },
-  pageSize: { min: 1, max: 100 },
-} as const satisfies Record<string, OptionRange>;
-
 /**
  * Every option checked at construction, naming it and the value received: a tier misspelt, or
  * a negative timeout, would otherwise surface at the first request as an error about something
@@ -165,11 +155,11 @@ function checkClientOptions(o: IndexClientOptions): void {
   checkOptionRange('windowMs', o.windowMs, CLIENT_RANGES.windowMs, refuse);
   checkOptionRange('timeoutMs', o.timeoutMs, CLIENT_RANGES.timeoutMs, refuse);
   checkOptionRange('retries', o.retries, CLIENT_RANGES.retries, refuse);
-  checkOptionRange('retryBaseMs', o.retryBaseMs, CLIENT_RANGES.retryMs, refuse);
-  checkOptionRange('retryMaxMs', o.retryMaxMs, CLIENT_RANGES.retryMs, refuse);
+  checkOptionRange('retryBaseMs', o.retryBaseMs, CLIENT_RANGES.delayMs, refuse);
+  checkOptionRange('retryMaxMs', o.retryMaxMs, CLIENT_RANGES.delayMs, refuse);
   checkOptionRange('maxRateLimitRequeues', o.maxRateLimitRequeues, CLIENT_RANGES.maxRateLimitRequeues, refuse);
   checkOptionRange('pageSize', o.pageSize, CLIENT_RANGES.pageSize, refuse);
-  checkOptionRange('refreshMarginMs', o.refreshMarginMs, CLIENT_RANGES.retryMs, refuse);
+  checkOptionRange('refreshMarginMs', o.refreshMarginMs, CLIENT_RANGES.delayMs, refuse);
   if (o.paging !== undefined && o.paging !== 'page' && o.paging !== 'offset') throw refuse(`Expected \`paging\` to be 'page' or 'offset', got \`${String(o.paging)}\``);
 }
 

@@ -1,5 +1,4 @@
 export {
-  CLIENT_RANGES,
   IndexClient,
   type IndexClientOptions,
   type CallOptions,

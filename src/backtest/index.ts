@@ -23,4 +23,4 @@ export {
 } from './metrics.ts';
 export { tradeLedger, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
 export { runSweep, SweepSession, reportFiles, writeReportFiles, MAX_WORKERS, type ReportFiles, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
-export { SWEEP_COLUMNS, SWEEP_FORMAT, renderSweepHtml, sweepFile, sweepHeadings, sweptOnly, type SweepFile, type SweepRow } from './sweep-html.ts';
+export { SWEEP_COLUMNS, SWEEP_FORMAT, renderSweepHtml, splitParams, sweepFile, sweepHeadings, sweptOnly, type SweepFile, type SweepRow } from './sweep-html.ts';

@@ -83,13 +83,20 @@ function sweptParams(params: readonly unknown[]): Record<string, unknown[]> {
 }
 
 /**
- * The rows with each run's params narrowed to the swept ones, for a table a screen holds (the
- * rest are the same in every run, and said once); all of them when none differ.
+ * A run's params as a table a screen holds shows them: the swept keys, which differ between
+ * runs (a sweep's, a walk-forward's candidates), apart from the rest, the same in every run
+ * and said once (trial 31: a walk-forward row of every param pushed its page's last column off screen).
  */
+export function splitParams(params: unknown, swept: readonly string[]): { chosen: Record<string, unknown>; fixed: Record<string, unknown> } {
+  const entries = Object.entries(params !== null && typeof params === 'object' ? params : {});
+  return { chosen: Object.fromEntries(entries.filter(([k]) => swept.includes(k))), fixed: Object.fromEntries(entries.filter(([k]) => !swept.includes(k))) };
+}
+
+/** The rows with each run's params narrowed to the swept ones; all of them when none differ. */
 export function sweptOnly(rows: readonly SweepRow[], swept: Record<string, unknown[]>): SweepRow[] {
   const keys = Object.keys(swept);
   if (keys.length === 0) return [...rows];
-  return rows.map((row) => ({ ...row, params: Object.fromEntries(keys.filter((k) => k in (row.params as object)).map((k) => [k, (row.params as Record<string, unknown>)[k]])) }));
+  return rows.map((row) => ({ ...row, params: splitParams(row.params, keys).chosen }));
 }
 
 /** A sweep's columns, on its page and in its terminal table. */
@@ -125,8 +132,7 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
   const { js, css } = uplotAssets();
   const swept = sweptParams(reports.map((r) => r.strategy.params));
   const rows = sweptOnly(allParams, swept);
-  const first = reports[0]!.strategy.params;
-  const fixed = Object.keys(swept).length === 0 || first === null || typeof first !== 'object' ? {} : Object.fromEntries(Object.entries(first).filter(([k]) => !(k in swept)));
+  const fixed = Object.keys(swept).length === 0 ? {} : splitParams(reports[0]!.strategy.params, Object.keys(swept)).fixed;
   // Every run of a sweep has the same range, so the same daily times: one x axis.
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
   // The legend names each run by its params, as the table's second column does.

@@ -2,11 +2,11 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { MAX_WORKERS, fixed, formatTable, pct } from '../backtest/index.ts';
+import { MAX_WORKERS, fixed, formatTable, pct, splitParams } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, renderWalkForwardPage, splitParams, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import {
   type BacktestInputFlags,

@@ -1,6 +1,6 @@
-import { escapeHtml, fixed, pct } from '../backtest/index.ts';
+import { escapeHtml, fixed, pct, splitParams } from '../backtest/index.ts';
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
-import { type WalkForwardResult, splitParams } from './walk-forward.ts';
+import type { WalkForwardResult } from './walk-forward.ts';
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
 

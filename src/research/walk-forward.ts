@@ -129,17 +129,3 @@ export async function walkForward(o: {
     inSampleMean: inSample.length === 0 ? null : inSample.reduce((a, b) => a + b, 0) / inSample.length,
   };
 }
-
-/**
- * A window's chosen params as a table shows them: the grid's keys, which differ between
- * candidates, apart from the rest, the same in every window and said once (trial 31: the whole
- * object in each row pushed the page's last column off a 1280-pixel screen).
- */
-export function splitParams(params: unknown, swept: readonly string[]): { chosen: Record<string, unknown>; fixed: Record<string, unknown> } {
-  const all = (params ?? {}) as Record<string, unknown>;
-  const entries = Object.entries(all);
-  return {
-    chosen: Object.fromEntries(entries.filter(([k]) => swept.includes(k))),
-    fixed: Object.fromEntries(entries.filter(([k]) => !swept.includes(k))),
-  };
-}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest } from '../../src/backtest/index.ts';
+import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest, splitParams } from '../../src/backtest/index.ts';
 import { UsageError } from '../../src/core/index.ts';
-import { renderWalkForwardPage, splitParams, stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
+import { renderWalkForwardPage, stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';

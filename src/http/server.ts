@@ -10,7 +10,7 @@ import { bearerCheck, hostIsLoopback, isCrossSite } from './auth.ts';
 import { API_CSP, dashboardPage } from './dashboard.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import { type StatusReport, equityCurve, eventsPage, indexesOverview, recentFills } from './queries.ts';
-import type { EventStream } from './stream.ts';
+import { type EventStream, STREAM_HEADERS } from './stream.ts';
 
 /** What the HTTP face reads and steers: the daemon's queries and the runtime's control methods, nothing else. */
 export interface BotControl {
@@ -172,7 +172,8 @@ export class HttpServer {
       const m = route.pattern.exec(path);
       if (!m) continue;
       if (route.method === method) return { route, params: m.slice(1).map(decodeURIComponent) };
-      allowed = [...allowed, route.method];
+      // HEAD is answered wherever GET is.
+      allowed = [...allowed, ...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method])];
     }
     if (allowed.length > 0) throw new HttpError(405, `use ${allowed.join(' or ')}`, { Allow: allowed.join(', ') });
     throw new HttpError(404, 'no such route');
@@ -224,7 +225,7 @@ export class HttpServer {
           throw new HttpError(400, `Last-Event-ID: expected a whole number (the seq of the last event received), got ${JSON.stringify(lastId)}`);
         const since = typeof lastId === 'string' ? Number(lastId) : url.searchParams.has('since') ? intParam(url, 'since', 0, Number.MAX_SAFE_INTEGER, 0) : undefined;
         // A HEAD gets the stream's headers, not a connection held open for a body it will never read.
-        if (req.method === 'HEAD') return void res.writeHead(200, { 'Content-Type': 'text/event-stream' }).end();
+        if (req.method === 'HEAD') return void res.writeHead(200, STREAM_HEADERS).end();
         this.o.stream.attach(res, since, (after) => c.store.eventsAfter(after, 500));
       }),
       get('/api/v1/strategies', /^\/api\/v1\/strategies$/, (_req, res) => {

@@ -6,6 +6,9 @@ import type { Fill } from '../strategy/index.ts';
 const MAX_BUFFERED_BYTES = 1 << 20;
 const HEARTBEAT_MS = 15_000;
 
+/** The stream's response headers: what a GET gets before its events, and all a HEAD gets. */
+export const STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } as const;
+
 /**
  * Server-Sent Events to any number of clients. A message is serialized once and written to
  * each socket without waiting; a client that stops reading is disconnected once its buffer
@@ -34,7 +37,7 @@ export class EventStream {
    * finds no more; no event reaches it twice.
    */
   attach(res: ServerResponse, since: number | undefined, read: (after: number) => IndexbotEvent[]): void {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, STREAM_HEADERS);
     res.socket?.setNoDelay(true);
     res.write('retry: 2000\n\n');
     const client: Client = { lastSeq: since ?? 0 };

@@ -73,8 +73,13 @@ describe('the HTTP face with a token', () => {
       expect(ok.status, path).toBe(200);
       // The stream's headers, then the end: no connection held open for a body HEAD never gets.
       expect(await ok.text(), path).toBe('');
+      if (path === '/api/v1/stream') expect(ok.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     }
-    expect((await head('/api/v1/strategies/rebalance-alert/pause', TOKEN)).status).toBe(405);
+    const post = await head('/api/v1/strategies/rebalance-alert/pause', TOKEN);
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('POST');
+    const wrongMethod = await fetch(`${url}/api/v1/status`, { method: 'DELETE', headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
   });
 
   it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(

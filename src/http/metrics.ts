@@ -143,6 +143,8 @@ export class DaemonMetrics {
   }
 
   onEvents(events: readonly IndexbotEvent[]): void {
+    // A runner's events were detected, counted and timed by its collector; its stream gauges say whether it is fed.
+    if (this.o.streamReader) return;
     for (const e of events) {
       this.events.inc({ type: e.type });
       // What happened before the start (a rebalance announced while the bot was down) measures the downtime, not detection.

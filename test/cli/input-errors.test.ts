@@ -64,9 +64,16 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
       '--from 2026-09-01T00:00:00Z is not before --to 2026-06-01T00:00:00Z',
     );
     // A flag before the database it would read: with none there, the range is still what is wrong (trial 30: 'no database', 78).
-    for (const command of ['backtest', 'check-lookahead']) {
+    const required: Record<string, string[]> = {
+      backtest: [],
+      'check-lookahead': [],
+      // Each command's required flags, naming files that are not there: the range is refused before they are read.
+      'walk-forward': ['--grid', 'none.json', '--train', '30d', '--test', '10d'],
+      optimize: ['--space', 'none.json', '--trials', '4'],
+    };
+    for (const [command, more] of Object.entries(required)) {
       expectOneLine(
-        await runCli([command, '--strategy', 'rebalance-alert', '--from', '2026-11-08', '--to', '2026-11-02', '--db', join(dirname(db), 'none.db')]),
+        await runCli([command, '--strategy', 'rebalance-alert', ...more, '--from', '2026-11-08', '--to', '2026-11-02', '--db', join(dirname(db), 'none.db')]),
         64,
         '--from 2026-11-08T00:00:00Z is not before --to 2026-11-02T00:00:00Z',
       );

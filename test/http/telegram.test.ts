@@ -190,9 +190,10 @@ describe('Telegram commands against a server that answers an empty poll at once'
     const { t, store } = commands(api.url, { minEmptyPollMs: 200 });
     try {
       t.start();
-      await new Promise((r) => setTimeout(r, 1_000));
+      await new Promise((r) => setTimeout(r, 1_500));
+      // About 7 at 200 ms apart; fewer on a loaded machine, never the thousands it made before.
       expect(api.calls()).toBeGreaterThanOrEqual(2);
-      expect(api.calls()).toBeLessThanOrEqual(6);
+      expect(api.calls()).toBeLessThanOrEqual(9);
     } finally {
       await t.stop();
       store.close();

@@ -1,5 +1,5 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
 import { refuseNonFile } from './database-path.ts';
@@ -22,16 +22,16 @@ export class RunLock {
 
   /** `remedy`: what a command refused because another process holds the database should do instead. */
   static acquire(dbPath: string, remedy = 'stop it first or use another --db'): RunLock {
-    const path = `${dbPath}.lock`;
-    const pidPath = `${path}.pid`;
     refuseNonFile(dbPath);
     // Taken before the store opens (and creates the directory), so it makes the directory too.
     try {
-      makeDirectories(dirname(path));
+      makeDirectories(dirname(dbPath));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? '';
       throw new StoreError(`cannot create the directory of ${dbPath}: ${WHY_NOT_WRITABLE[code] ?? (e as Error).message} (${code})`, 'STORE_UNAVAILABLE');
     }
+    const path = `${lockBase(dbPath)}.lock`;
+    const pidPath = `${path}.pid`;
     let db: Database.Database;
     try {
       db = new Database(path, { timeout: 0 });
@@ -56,8 +56,15 @@ export class RunLock {
     }
     // Written by rename: a loser reads a whole pid or none, never an empty file.
     const tmp = `${pidPath}.${process.pid}`;
-    writeFileSync(tmp, String(process.pid), { mode: 0o600 });
-    renameSync(tmp, pidPath);
+    try {
+      writeFileSync(tmp, String(process.pid), { mode: 0o600 });
+      renameSync(tmp, pidPath);
+    } catch (e) {
+      // A directory made read-only under a running bot (trial 32: exit 70, "a bug", which systemd restarted every 5 s).
+      db.close();
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      throw new StoreError(`cannot write ${pidPath}: ${WHY_NOT_WRITABLE[code] ?? (e as Error).message} (${code}); the directory of ${dbPath} must be writable`, 'STORE_UNAVAILABLE');
+    }
     return new RunLock(db, pidPath);
   }
 
@@ -67,14 +74,35 @@ export class RunLock {
    * A look only: the lock is not touched, so a daemon starting at that moment is never refused.
    */
   static holder(dbPath: string): number | undefined {
-    return runningPid(`${dbPath}.lock.pid`);
+    return runningPid(`${lockBase(dbPath)}.lock.pid`);
   }
 
-  /** Gives the lock up. The pid file goes first, while the lock is still ours: it can only be our own. */
+  /**
+   * Gives the lock up. The pid file goes first, while the lock is still ours: it can only be our
+   * own. One that cannot be removed (the directory made read-only) is left: it names a process
+   * that is gone, which a reader checks, and the stop stays clean.
+   */
   release(): void {
     if (!this.db.open) return;
-    rmSync(this.pidPath, { force: true });
+    try {
+      rmSync(this.pidPath, { force: true });
+    } catch {
+      // Left, naming a process about to be gone.
+    }
     this.db.close();
+  }
+}
+
+/**
+ * The path the lock sits beside: the database's own file, symlinks resolved, so two names for
+ * one file share one lock (trial 32: a second daemon on a symlink to a running bot's file ran
+ * beside it). A file not made yet resolves by its directory.
+ */
+function lockBase(dbPath: string): string {
+  try {
+    return existsSync(dbPath) ? realpathSync(dbPath) : join(realpathSync(dirname(dbPath)), basename(dbPath));
+  } catch {
+    return dbPath;
   }
 }
 

@@ -33,6 +33,18 @@ function nearestDirectory(dir: string): string {
   return dir;
 }
 
+/** Why nothing can be made in `dir`, or undefined when something can: made and removed at once, as access(W_OK) passed /proc, where nothing can be made (trial 25). */
+function whyNotWritable(dir: string): string | undefined {
+  try {
+    rmdirSync(mkdtempSync(join(dir, '.indexbot-doctor-')));
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    // ENOENT making a file in a directory that exists: /proc, /sys.
+    return code === 'ENOENT' ? 'a /proc or /sys path' : (WHY_NOT_WRITABLE[code] ?? code);
+  }
+}
+
 /**
  * Each check says what it found in plain words; one that cannot run because an earlier one
  * failed says so rather than failing again.
@@ -53,20 +65,19 @@ export async function runDoctor(config: Config, options: { sendTest?: boolean; n
       store = SnapshotStore.open(config.db);
       const integrity = store.integrityCheck();
       store.setRuntime('doctor', { checkedAt: (options.now ?? Date.now)() }, (options.now ?? Date.now)());
-      add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+      // The file takes writes while SQLite reuses its journal; a restart also needs the directory, for the lock's pid file (trial 32: PASS, then exit 70 at the restart).
+      const directory = whyNotWritable(beside);
+      if (directory !== undefined) {
+        add('FAIL', 'database', `${config.db}: its directory ${beside} is not writable (${directory}): the next start cannot take the lock`);
+      } else {
+        add(integrity === 'ok' ? 'PASS' : 'FAIL', 'database', `${config.db}: writable, schema ${store.schemaVersion} of ${SCHEMA_VERSION}, integrity ${integrity}`);
+      }
       size = statSync(config.db).size;
     } else {
       // Nothing is made at a path with no database (a mistyped --db would be left behind): `run` makes it.
       beside = nearestDirectory(dirname(resolve(config.db)));
-      try {
-        // Made and removed at once: access(W_OK) passed /proc, where nothing can be made (trial 25).
-        rmdirSync(mkdtempSync(join(beside, '.indexbot-doctor-')));
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code ?? 'error';
-        // ENOENT making a file in a directory that exists: /proc, /sys.
-        const why = code === 'ENOENT' ? 'a /proc or /sys path' : (WHY_NOT_WRITABLE[code] ?? code);
-        throw new StoreError(`no database at ${config.db}, and nothing can be made in ${beside} (${why}): \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
-      }
+      const why = whyNotWritable(beside);
+      if (why !== undefined) throw new StoreError(`no database at ${config.db}, and nothing can be made in ${beside} (${why}): \`indexbot run\` could not make one there`, 'STORE_UNAVAILABLE');
       add(
         'WARN',
         'database',

@@ -460,6 +460,8 @@ export function permissionWarnings(config: Config): string[] {
   for (const [what, path] of [
     ['config file', config.file],
     ['wallet keypair', config.walletKeypairPath],
+    // It holds the wallet's tokens after `login`, and the bot's books.
+    ['database', config.db],
   ] as const) {
     if (!path) continue;
     try {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -146,6 +146,8 @@ export class SnapshotStore implements TokenStore {
         throw new StoreError(`cannot create the directory of ${path}: ${WHY_NOT_WRITABLE[code] ?? (e as Error).message} (${code})`, 'STORE_UNAVAILABLE');
       }
     }
+    // Made by us, readable by us alone: it holds a wallet's tokens after `login` (trial 32: 0644, as the umask made it). SQLite gives its -wal and -shm the same mode.
+    if (!options.readonly && path !== ':memory:') createPrivately(path);
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5_000 });
@@ -749,4 +751,13 @@ function prepare(db: Database.Database) {
     ),
     clearTokens: db.prepare('DELETE FROM auth_tokens WHERE base_url = ?'),
   };
+}
+
+/** Makes an empty file at `path` with mode 0600 unless one is there; what cannot be made is left to SQLite, which says why. */
+function createPrivately(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch {
+    // There already (EEXIST), or not makeable here: opening it reports that.
+  }
 }

@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/api/index.ts';
+import { type Config, permissionWarnings } from '../../src/config/index.ts';
 import { StoreError } from '../../src/core/index.ts';
 import { ingest } from '../../src/poller/index.ts';
 import { MIGRATIONS, RunLock, SCHEMA_VERSION, SnapshotStore } from '../../src/store/index.ts';
@@ -219,6 +221,49 @@ describe('SnapshotStore', () => {
     const next = RunLock.acquire(path);
     expect(() => RunLock.acquire(path)).toThrow(/already running/);
     next.release();
+  });
+
+  it('is one lock for one file, whatever name it is reached by (trial 32: a symlink ran a second daemon beside the first)', () => {
+    const path = tempDbPath();
+    SnapshotStore.open(path).close();
+    const alias = join(mkdtempSync(join(tmpdir(), 'indexbot-alias-')), 'alias.db');
+    symlinkSync(path, alias);
+    const lock = RunLock.acquire(path);
+    expect(caught<StoreError>(() => RunLock.acquire(alias))).toMatchObject({ code: 'STORE_LOCKED', message: expect.stringContaining(`pid ${process.pid}`) });
+    expect(RunLock.holder(alias)).toBe(process.pid);
+    lock.release();
+    RunLock.acquire(alias).release();
+  });
+
+  it('a pid file it cannot write is a store error (exit 78), and one it cannot remove leaves the stop clean (trial 32: exit 70, restarted for ever)', () => {
+    const path = tempDbPath();
+    // A directory where the file would go fails the write as a read-only directory does, whoever runs the test.
+    mkdirSync(`${path}.lock.pid.${process.pid}`);
+    const refused = caught<StoreError>(() => RunLock.acquire(path));
+    expect(refused).toBeInstanceOf(StoreError);
+    expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(refused.message).toMatch(/^cannot write .*\.lock\.pid: .*\(EISDIR\); the directory of .* must be writable$/);
+    // The lock was given back with the failure.
+    rmdirSync(`${path}.lock.pid.${process.pid}`);
+    const lock = RunLock.acquire(path);
+    rmSync(`${path}.lock.pid`);
+    mkdirSync(`${path}.lock.pid`);
+    writeFileSync(join(`${path}.lock.pid`, 'x'), '');
+    expect(() => lock.release()).not.toThrow();
+    // Released all the same: the lock is free once the pid file's place is.
+    rmSync(`${path}.lock.pid`, { recursive: true });
+    RunLock.acquire(path).release();
+  });
+
+  it("makes its file readable by its owner alone, and its journal files with it (trial 32: 0644, holding a wallet's tokens)", () => {
+    const path = tempDbPath();
+    const store = SnapshotStore.open(path);
+    store.setRuntime('x', 1, 1);
+    for (const f of [path, `${path}-wal`]) expect((statSync(f).mode & 0o777).toString(8), f).toBe('600');
+    store.close();
+    chmodSync(path, 0o644);
+    const warnings = permissionWarnings({ db: path } as Config);
+    expect(warnings).toEqual([`the database ${path} is readable by group or others; chmod 600 it`]);
   });
 
   it('refuses a lock file that is not one, saying what to do', () => {

@@ -8,7 +8,7 @@ import { PACKAGE_ROOT, packageJson } from './package-files.ts';
 const TEMPLATES = new URL('templates/', PACKAGE_ROOT);
 const STRATEGY_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** npm leaves `.gitignore` out of a tarball: the template is stored under another name. */
-const RENAMED: Record<string, string> = { _gitignore: '.gitignore' };
+const RENAMED: Record<string, string> = { _gitignore: '.gitignore', _dockerignore: '.dockerignore' };
 
 /** `indexbot init [dir]` and `indexbot new-strategy NAME`: a user's own project, and strategies in it. */
 export function registerProjectCommands(program: Command): void {

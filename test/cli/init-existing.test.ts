@@ -31,6 +31,12 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(unit).not.toContain('__');
     // A bad flag (64) is as permanent as a bad config (78): systemd must not restart either every 5 s.
     expect(unit).toMatch(/^RestartPreventExitStatus=64 78$/m);
+    // Its files its own (trial 32: a world-readable database with a wallet's tokens), and no endless restart of a start that always fails.
+    expect(unit).toMatch(/^UMask=0077$/m);
+    expect(unit).toMatch(/^StateDirectoryMode=0700$/m);
+    expect(unit).toMatch(/^StartLimitBurst=5$/m);
+    // The image build is not sent the databases.
+    expect(readFileSync(join(dir, '.dockerignore'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['data', 'node_modules', '*.db']));
   });
 
   it('refuses a path that is a file, in one line and exit 78, writing nothing (found by trial 26: exit 70, EEXIST)', () => {

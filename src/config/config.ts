@@ -465,7 +465,9 @@ export function permissionWarnings(config: Config): string[] {
   ] as const) {
     if (!path) continue;
     try {
-      if ((statSync(path).mode & 0o077) !== 0) out.push(`the ${what} ${path} is readable by group or others; chmod 600 it`);
+      const stat = statSync(path);
+      // A device (`--db /dev/null`) is refused where it is opened.
+      if (stat.isFile() && (stat.mode & 0o077) !== 0) out.push(`the ${what} ${path} is readable by group or others; chmod 600 it`);
     } catch {
       // A missing keypair is reported where it is read.
     }

@@ -11,12 +11,11 @@ import { existsSync } from 'node:fs';
 // they have started; a second one ends the process at once, as it would after.
 if (['run', 'demo', 'sandbox'].includes(process.argv[2] ?? '')) {
   const early = (signal) => {
-    if (process[Symbol.for('indexbot.earlyStop')]) process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (process[Symbol.for('indexbot.earlyStop')]) process.exit({ SIGHUP: 129, SIGINT: 130 }[signal] ?? 143);
     process[Symbol.for('indexbot.earlyStop')] = signal;
   };
   process[Symbol.for('indexbot.earlyStopHandler')] = early;
-  process.on('SIGINT', early);
-  process.on('SIGTERM', early);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, early);
 }
 
 const source = new URL('../src/cli/main.ts', import.meta.url);

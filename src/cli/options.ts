@@ -67,29 +67,32 @@ export function intervalOption(raw: string): HistoryInterval {
 }
 
 /**
- * Calls `handler` at the first SIGINT (Ctrl-C) or SIGTERM (a service manager), and stops
- * listening: a second signal then does what it would without us. The returned function
- * stops listening before any came.
+ * What asks a command to stop: Ctrl-C, a service manager, and a hangup (its terminal closed, or
+ * an operator's habitual `kill -HUP`: nothing is reloaded, so it stops cleanly, logged, rather
+ * than dying silently as Node's default would; trial 32).
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Calls `handler` at the first stop signal, and stops listening: a second signal then does
+ * what it would without us. The returned function stops listening before any came.
  */
 export function onStopSignal(handler: (signal: NodeJS.Signals) => void): () => void {
   const stop = () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
   };
   const onSignal = (signal: NodeJS.Signals) => {
     stop();
     handler(signal);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   // Takes over from what bin/indexbot.js installed while the code loaded. Its listener goes only
   // now: with none left for a moment, Node closes the signal's handle, and a signal received but
   // not yet dispatched was dropped with it (trial 26: SIGTERM at 0.4 s, and the daemon ran on).
   const host = process as unknown as Record<symbol, unknown>;
   const early = host[Symbol.for('indexbot.earlyStopHandler')] as ((signal: NodeJS.Signals) => void) | undefined;
   if (early) {
-    process.off('SIGINT', early);
-    process.off('SIGTERM', early);
+    for (const s of STOP_SIGNALS) process.off(s, early);
     delete host[Symbol.for('indexbot.earlyStopHandler')];
   }
   const came = host[Symbol.for('indexbot.earlyStop')] as NodeJS.Signals | undefined;

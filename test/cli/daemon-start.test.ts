@@ -112,6 +112,21 @@ describe('startDaemon', () => {
     expect(lockIsFree(db)).toBe(true);
   });
 
+  it('indexbot run: a SIGHUP stops it as SIGTERM does, said in its log (trial 32: it died at once, with no line)', { timeout: 30_000 }, async () => {
+    const db = tempDbPath();
+    const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
+    await waitFor('the start', () => daemon.output().includes('indexbot running'), 20_000, 20);
+    daemon.child.kill('SIGHUP');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const stopping = daemon
+      .output()
+      .split('\n')
+      .find((l) => l.includes('stopping: no new polls'));
+    expect(JSON.parse(stopping!)).toMatchObject({ signal: 'SIGHUP' });
+    expect(daemon.output()).toContain('indexbot stopped');
+    expect(lockIsFree(db)).toBe(true);
+  });
+
   it('indexbot run: a SIGTERM before its code has loaded stops it once started too (found by trial 25: exit 143 and no line)', { timeout: 30_000 }, async () => {
     const db = tempDbPath();
     const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });

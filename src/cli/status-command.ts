@@ -102,7 +102,7 @@ export function strategyStatus(store: SnapshotStore) {
 export function registerStatusCommand(program: Command): void {
   withConfigFlags(program.command('status').description('what the cache holds, the last poll of each job, events, strategies, budget and rate gates'), 'config', 'db')
     .option('--json', 'print JSON for scripts', false)
-    .option('--check', 'for monitoring: exit 1 when the last successful poll is older than --max-age-s', false)
+    .option('--check', 'for monitoring: exit 1 when no process holds the database, or its last successful poll is older than --max-age-s', false)
     .option('--max-age-s <s>', 'heartbeat age that --check calls stale', intOption(1, 365 * 86_400), 300)
     .option('--url <url>', "read a running daemon's HTTP face instead of a database, such as http://127.0.0.1:9464 (token: http.token, or INDEXBOT_HTTP_TOKEN)")
     .action(async (flags: StatusFlags) => {
@@ -133,8 +133,10 @@ function report(status: Status, flags: StatusFlags, commandArgs: string): void {
     const beat = status.heartbeat;
     const fresh = beat !== null && beat.ageS <= flags.maxAgeS;
     const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
-    process.stdout.write(fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
-    process.exitCode = fresh ? 0 : 1;
+    // A bot that stopped (exit 78, which no supervisor restarts) is down now, not when its last poll ages past the limit (trial 32: "ok" for 300 s).
+    const stopped = status.daemon.pid === null;
+    process.stdout.write(stopped ? `stale: no indexbot process holds ${status.db}; ${what}\n` : fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
+    process.exitCode = fresh && !stopped ? 0 : 1;
   } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
   else process.stdout.write(render(status, commandArgs));
 }

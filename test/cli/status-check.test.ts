@@ -14,6 +14,8 @@ describe('indexbot status --check', () => {
     store.recordJobRun('composition:sindex', Date.now() - 3_600_000);
     store.recordJobRun('rebalancing:sindex', lastPoll);
     store.close();
+    // A running daemon holds the lock: this process, here.
+    const lock = RunLock.acquire(db);
     // The age printed is the newest poll's, in whole seconds as of each check's own start.
     const ageWithin = (out: string, before: number) => {
       const age = Number(/last successful poll (\d+)s ago/.exec(out)?.[1]);
@@ -30,12 +32,19 @@ describe('indexbot status --check', () => {
     expect(fresh.status).toBe(0);
     expect(fresh.stdout).toMatch(/^ok: last successful poll \d+s ago/);
     ageWithin(fresh.stdout, before);
+    // Stopped (a bad key's exit 78, which no supervisor restarts): down now, however fresh its last poll (trial 32: "ok" for 300 s).
+    lock.release();
+    const stopped = check(db, 300);
+    expect(stopped.status).toBe(1);
+    expect(stopped.stdout).toMatch(new RegExp(`^stale: no indexbot process holds ${db}; last successful poll \\d+s ago\n$`));
   });
 
   it('is stale before the first successful poll', () => {
     const db = tempDbPath();
     SnapshotStore.open(db).close();
+    const lock = RunLock.acquire(db);
     const res = check(db, 300);
+    lock.release();
     expect(res.status).toBe(1);
     expect(res.stdout).toContain('stale: no successful poll nor event-stream read yet');
   });

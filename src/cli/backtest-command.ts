@@ -27,7 +27,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, StrategyError, countingInfo, UsageError } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, jsonSyntaxText } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import {
@@ -79,11 +79,17 @@ export function refuseFixedAndVaried(given: readonly Record<string, unknown>[], 
 
 /** A grid file `{ "param": [v1, v2], ... }` as every combination, in a stable order. */
 export function gridCombinations(file: string): Record<string, unknown>[] {
+  let text: string;
   let grid: unknown;
   try {
-    grid = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError(`${file}: not a readable JSON grid: ${(e as Error).message}`);
+  }
+  try {
+    grid = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: not a readable JSON grid: ${jsonSyntaxText(e, text)}`);
   }
   if (typeof grid !== 'object' || grid === null || Array.isArray(grid)) throw new ConfigError(`${file}: expected an object of parameter name to list of values`);
   if (Object.keys(grid).length === 0) throw new ConfigError(`${file}: names no param; expected an object of parameter name to list of values, e.g. {"holdHours": [6, 12]}`);

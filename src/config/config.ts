@@ -6,7 +6,7 @@ import type { SnapshotKind } from '../api/index.ts';
 import type { SinkConfig } from '../alerts/index.ts';
 import { CLIENT_RANGES, TIERS, type Tier, type TierLimits, hasVersionSegment } from '../contract/index.ts';
 import { EVENT_TYPES } from '../detect/events.ts';
-import { ConfigError, LOG_LEVELS, describeIssues, inputError, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
+import { ConfigError, LOG_LEVELS, describeIssues, inputError, jsonSyntaxText, type LogFormat, type LogLevel, MAX_TIMER_MS } from '../core/index.ts';
 import { redisUrlProblem } from '../redis/index.ts';
 
 /**
@@ -488,7 +488,7 @@ function readConfigFile(path: string, required: boolean): ConfigFile | undefined
     // Some editors on Windows start a UTF-8 file with a byte-order mark.
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (e) {
-    throw new ConfigError(`${path}: not valid JSON (${(e as Error).message})`);
+    throw new ConfigError(`${path}: not valid JSON (${jsonSyntaxText(e, text.replace(/^\uFEFF/, ''))})`);
   }
   const parsed = configFileSchema.safeParse(json);
   if (parsed.success) return parsed.data;

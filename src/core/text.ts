@@ -63,3 +63,15 @@ export function durationText(ms: number): string {
 export function minuteText(t: number | string): string {
   return new Date(t).toISOString().slice(0, 16).replace('T', ' ');
 }
+
+/**
+ * A JSON.parse error's message with where it is as an editor shows it: Node 20 says only
+ * `at position 66` (trial 32), so the line and column are added unless it gave them (later V8s do).
+ */
+export function jsonSyntaxText(e: unknown, text: string): string {
+  const message = plainText(e instanceof Error ? e.message : String(e));
+  const at = /at position (\d+)/.exec(message);
+  if (!at || /\bline \d+/.test(message)) return message;
+  const before = text.slice(0, Number(at[1])).split('\n');
+  return `${message} (line ${before.length} column ${before.at(-1)!.length + 1})`;
+}

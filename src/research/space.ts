@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, mulberry32 } from '../core/index.ts';
+import { ConfigError, jsonSyntaxText, mulberry32 } from '../core/index.ts';
 
 /**
  * A search space over a strategy's params, read from a JSON file:
@@ -28,11 +28,17 @@ interface SchemaProperty {
 }
 
 export function readSpace(file: string, strategy: { name: string; params?: z.ZodType | undefined }): Dimension[] {
+  let text: string;
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError(`${file}: not a readable JSON search space: ${(e as Error).message}`);
+  }
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: not a readable JSON search space: ${jsonSyntaxText(e, text)}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || Object.keys(raw).length === 0) {
     throw new ConfigError(`${file}: expected an object of param name to a range [min, max], {min, max, log?, int?} or {values: [...]}`);

@@ -70,6 +70,8 @@ describe('loadConfig', () => {
 
   it('reports a file that is not JSON, a missing explicit file, a bad tier and no base URL', () => {
     expect(fail(() => loadConfig({ config: file('{ nope') }, {})).message).toMatch(/not valid JSON/);
+    // Where it is as an editor shows it, not only a character position (trial 32: "at position 66").
+    expect(fail(() => loadConfig({ config: file('{\n  "db": "x.db",\n  "tier": "basic",\n}\n') }, {})).message).toMatch(/at position 37 \(line 4 column 1\)\)$/);
     expect(fail(() => loadConfig({ config: '/nonexistent/indexbot.json' }, {})).message).toMatch(/cannot read config file .*ENOENT/);
     expect(fail(() => loadConfig({ baseUrl: 'http://x/v1', tier: 'gold' }, {})).message).toMatch(/^--tier: expected one of public, standard, .*, got "gold"$/);
     expect(fail(() => loadConfig({ config: file({ baseUrl: 'http://x/v1' }) }, { INDEXBOT_TIER: 'gold' })).message).toMatch(/^INDEXBOT_TIER: expected one of public, standard/);

@@ -12,6 +12,7 @@ import { openSharedBudgets } from './redis.ts';
 import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, instrumentLabel, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
+import { orphanedConsumers } from './forget-command.ts';
 
 export interface DaemonOptions {
   logger: Logger;
@@ -258,7 +259,19 @@ export function startStrategiesAndAlerts(store: SnapshotStore, strategies: Loade
     options.onFill?.(strategy, fill, label);
   };
   const runtime = startStrategies(store, strategies, config, { ...options, onFill }, () => alerts.notify());
-  faces.expect({ strategies: runtime.names, sinks: config.alerts.sinks.map((s) => s.name) });
+  const sinks = config.alerts.sinks.map((s) => s.name);
+  faces.expect({ strategies: runtime.names, sinks });
+  const orphans = orphanedConsumers(
+    store.cursors().map((c) => c.consumer),
+    runtime.names,
+    sinks,
+  );
+  if (orphans.length > 0) {
+    options.logger.warn(
+      { consumers: orphans },
+      `cursors of strategies or alert sinks this run does not have: ${orphans.join(', ')}; retention keeps every performance event they have not read. If they are gone for good: stop the bot, then \`indexbot forget ${orphans.join(' ')}\``,
+    );
+  }
   alerts.start();
   return { alerts, runtime };
 }

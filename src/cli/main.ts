@@ -22,6 +22,7 @@ const COMMANDS: readonly (readonly [names: readonly string[], load: () => Promis
   [['optimize'], async () => (await import('./optimize-command.ts')).registerOptimizeCommand],
   [['doctor'], async () => (await import('./doctor-command.ts')).registerDoctorCommand],
   [['strategies'], async () => (await import('./strategies-command.ts')).registerStrategiesCommand],
+  [['forget'], async () => (await import('./forget-command.ts')).registerForgetCommand],
   [['sandbox'], async () => (await import('./sandbox-command.ts')).registerSandboxCommand],
   [['init', 'new-strategy'], async () => (await import('./project-commands.ts')).registerProjectCommands],
   [['config'], async () => (await import('./config-command.ts')).registerConfigCommand],

@@ -61,6 +61,13 @@ export class OutboxTables {
     }));
   }
 
+  /** Drops a sink's whole queue, what it still owed and what it delivered: the sink is gone from the config. Returns how many were still owed. */
+  forgetSink(sink: string): number {
+    const owed = (this.s.owed.get(sink) as { n: number }).n;
+    this.s.forget.run(sink);
+    return owed;
+  }
+
   /** When the head of the sink's queue is due, if it has one. */
   nextDue(sink: string): number | undefined {
     return (this.s.head.get(sink) as { at: number } | undefined)?.at;
@@ -98,6 +105,8 @@ function prepare(db: Database.Database) {
     head: db.prepare("SELECT next_attempt_at AS at FROM alert_outbox WHERE sink = ? AND status = 'pending' ORDER BY seq, strategy_alert_id LIMIT 1"),
     finish: db.prepare('UPDATE alert_outbox SET status = ?, finished_at = ?, last_error = COALESCE(?, last_error), attempts = attempts + 1 WHERE sink = ? AND event_id = ?'),
     retry: db.prepare('UPDATE alert_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE sink = ? AND event_id = ?'),
+    owed: db.prepare("SELECT COUNT(*) AS n FROM alert_outbox WHERE sink = ? AND status = 'pending'"),
+    forget: db.prepare('DELETE FROM alert_outbox WHERE sink = ?'),
     // The last error of what is still pending or was given up: a delivery the sink took in the end is over its failures.
     summary: db.prepare(
       `SELECT sink,

@@ -484,6 +484,11 @@ export class SnapshotStore implements TokenStore {
     return this.transaction(() => starts.filter(([consumer, seq]) => this.s.startCursor.run(consumer, seq, at).changes > 0));
   }
 
+  /** Drops consumers' cursors (a strategy or sink no longer run: retention stops keeping what they had not read). Returns how many there were. */
+  dropCursors(consumers: readonly string[]): number {
+    return this.transaction(() => consumers.reduce((n, c) => n + this.s.dropCursor.run(c).changes, 0));
+  }
+
   cursors(): { consumer: string; seq: number; updatedAt: number }[] {
     return (this.s.cursors.all() as Row[]).map((r) => ({ consumer: r.consumer as string, seq: r.seq as number, updatedAt: r.updated_at as number }));
   }
@@ -714,6 +719,7 @@ function prepare(db: Database.Database) {
     setCursor: db.prepare('INSERT INTO cursors (consumer, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT (consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at'),
     startCursor: db.prepare('INSERT INTO cursors (consumer, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT (consumer) DO NOTHING'),
     cursors: db.prepare('SELECT consumer, seq, updated_at FROM cursors ORDER BY consumer'),
+    dropCursor: db.prepare('DELETE FROM cursors WHERE consumer = ?'),
     jobOk: db.prepare(
       `INSERT INTO poll_jobs (job, last_run_at, last_success_at, last_error, consecutive_failures) VALUES (?, ?, ?, NULL, 0)
        ON CONFLICT (job) DO UPDATE SET last_run_at = excluded.last_run_at, last_success_at = excluded.last_success_at, last_error = NULL, consecutive_failures = 0`,

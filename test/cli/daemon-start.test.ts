@@ -7,6 +7,7 @@ import { startDaemon } from '../../src/cli/daemon.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { ConfigError } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { lockIsFree, runCli, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 import { startReceiver } from '../helpers/receiver.ts';
@@ -110,6 +111,22 @@ describe('startDaemon', () => {
     expect(output.indexOf('indexbot running')).toBeGreaterThan(0);
     expect(output.indexOf('indexbot stopped')).toBeGreaterThan(output.indexOf('indexbot running'));
     expect(lockIsFree(db)).toBe(true);
+  });
+
+  it('indexbot run: says which cursors belong to no strategy or sink it runs, and how to forget them (trial 32: they pinned retention for good, unsaid)', { timeout: 30_000 }, async () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    store.setCursor('strategy:gone', 0, 1);
+    store.close();
+    const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
+    await waitFor('the start', () => daemon.output().includes('indexbot running'), 20_000, 20);
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited, daemon.output()).toBe(0);
+    const warning = daemon
+      .output()
+      .split('\n')
+      .find((l) => l.includes('this run does not have'));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, consumers: ['strategy:gone'], msg: expect.stringContaining('`indexbot forget strategy:gone`') });
   });
 
   it('indexbot run: a SIGHUP stops it as SIGTERM does, said in its log (trial 32: it died at once, with no line)', { timeout: 30_000 }, async () => {

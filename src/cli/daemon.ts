@@ -16,6 +16,12 @@ import { orphanedConsumers } from './forget-command.ts';
 
 export interface DaemonOptions {
   logger: Logger;
+  /**
+   * Aborted when a stop is asked while it starts: the start's own API calls end then, rather
+   * than after their timeouts and retries (trial 32: 39 s against a server that did not answer,
+   * past a service manager's stop timeout).
+   */
+  stopSignal?: AbortSignal;
   /** Called with each batch of new events after it is committed. */
   onEvents?: (events: IndexbotEvent[]) => void;
   onAlert?: (strategy: string, message: string, data: unknown) => void;
@@ -82,7 +88,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     else claimFromDemo(store);
     shared = await openSharedBudgets(config, logger);
     const client = createClient(config, store, logger, faces.clientObserver, shared);
-    const indexes = await resolveIndexes(client, config.indexes);
+    // A stop asked while the server keeps this waiting ends the wait; one asked before it stops the bot once started, as any other.
+    const indexes = await resolveIndexes(client, config.indexes, 'config', options.stopSignal?.aborted ? undefined : options.stopSignal);
     // A collector runs no strategy: the strategies' names are its runners' to check.
     for (const w of unmatchableFilterNames(config.alerts.sinks, options.withoutStrategies ? undefined : strategies.map((s) => s.strategy.name), indexes)) logger.warn({ component: 'alerts' }, w);
     const jobs: PollJob[] = [
@@ -334,8 +341,8 @@ function startStrategies(store: SnapshotStore, strategies: LoadedStrategy[], con
 }
 
 /** The configured indexes (or those `--indexes` names: a bad one is then a usage error, exit 64), checked against the server's list. */
-export async function resolveIndexes(client: IndexClient, wanted: 'all' | string[], from: 'config' | '--indexes' = 'config'): Promise<string[]> {
-  const listed = (await client.iterateIndexes().toArray()).map((i) => i.id);
+export async function resolveIndexes(client: IndexClient, wanted: 'all' | string[], from: 'config' | '--indexes' = 'config', signal?: AbortSignal): Promise<string[]> {
+  const listed = (await client.iterateIndexes({ signal }).toArray()).map((i) => i.id);
   if (wanted === 'all') return listed;
   const unknown = wanted.filter((id) => !listed.includes(id));
   if (unknown.length > 0) {

@@ -20,7 +20,18 @@ export function registerRunCommand(program: Command): void {
       for (const warning of permissionWarnings(config)) logger.warn({}, warning);
       // Listening before the start: a signal while it runs stops the bot once started, with its lock released, rather than killing it mid-start.
       const stopAsked = untilSignal();
-      const daemon = await startRole(config, flags, { logger, watch: flags.watch === true });
+      const stopping = new AbortController();
+      const stopReason = new Error('stop asked while starting');
+      void stopAsked.then(() => stopping.abort(stopReason));
+      let daemon: Awaited<ReturnType<typeof startRole>>;
+      try {
+        daemon = await startRole(config, flags, { logger, watch: flags.watch === true, stopSignal: stopping.signal });
+      } catch (e) {
+        // Asked to stop while a start call waited on the server: it stopped there, having started nothing.
+        if (e !== stopReason) throw e;
+        logger.info({ signal: await stopAsked }, 'stopped while starting: nothing had started');
+        return;
+      }
       const ended = await Promise.race([stopAsked.then((signal) => ({ signal })), ...(daemon.failed ? [daemon.failed.then((error) => ({ error }))] : [])]);
       if ('error' in ended) {
         logger.error({ code: ended.error.code }, `stopping: ${ended.error.message}`);

@@ -123,7 +123,8 @@ export class Transport {
         const delay = Math.floor(o.random() * Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (count - 1)));
         const spec = (config as TaggedConfig).indexbot?.spec;
         if (spec) o.observer?.onRetry?.(endpointTemplate(spec));
-        o.logger.warn({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
+        // Debug: retries are counted (indexbot_api_retries_total), and a request that fails in the end is logged by its caller (trial 32: an outage wrote 3 warnings per failed poll).
+        o.logger.debug({ endpoint: endpointOf(config as TaggedConfig), attempt: count, status: error.response?.status, errno: error.code, delayMs: delay }, 'retrying request');
         const waiting = whileWaiting(config as TaggedConfig);
         try {
           await sleep(o.clock, delay, waiting.signal);

@@ -190,9 +190,15 @@ describe('errors', () => {
   }
 
   it('retries 503s with backoff and succeeds when they clear', async () => {
-    const { c, log } = client((_req, n) => (n <= 2 ? { status: 503, body: errorBody('SERVICE_UNAVAILABLE', 'busy') } : { body: composition([]) }));
+    const { logger, lines } = captureLogger();
+    const { c, log } = client((_req, n) => (n <= 2 ? { status: 503, body: errorBody('SERVICE_UNAVAILABLE', 'busy') } : { body: composition([]) }), { logger });
     await expect(c.getComposition('sindex')).resolves.toMatchObject({ index_id: 'sindex' });
     expect(log).toHaveLength(3);
+    // Each retry at debug: counted by indexbot_api_retries_total, and a request that fails in the end is the caller's to log (trial 32: an outage logged 3 warnings per failed poll, 135 lines a minute).
+    expect(lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'retrying request')).toEqual([
+      expect.objectContaining({ level: 'debug', attempt: 1, status: 503 }),
+      expect.objectContaining({ level: 'debug', attempt: 2, status: 503 }),
+    ]);
   });
 
   it('gives up after the configured retries with a ServerError', async () => {

@@ -5,7 +5,6 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import {
   type BacktestOptions,
-  type BacktestReport,
   MAX_WORKERS,
   type ReportSummary,
   buildReport,

@@ -22,7 +22,24 @@ function cli(args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, loadedFolders: new Set(loaded.flatMap((url) => /\/src\/([^/]+)\//.exec(url)?.[1] ?? [])) };
 }
 
-const COMMANDS = ['demo', 'run', 'status', 'login', 'backfill', 'backtest', 'check-lookahead', 'walk-forward', 'optimize', 'doctor', 'strategies', 'sandbox', 'init', 'new-strategy', 'config'];
+const COMMANDS = [
+  'demo',
+  'run',
+  'status',
+  'login',
+  'backfill',
+  'backtest',
+  'check-lookahead',
+  'walk-forward',
+  'optimize',
+  'doctor',
+  'strategies',
+  'forget',
+  'sandbox',
+  'init',
+  'new-strategy',
+  'config',
+];
 
 describe('the CLI loads each command on demand', () => {
   it('lists every command in --help, in order, and suggests the nearest for a typo', () => {

@@ -126,7 +126,10 @@ describe('strategies pause and resume from the command line', () => {
       ...d,
       daemon: again,
       url: await waitFor('the http face', () => /"url":"(http:[^"]+)"[^\n]*http face listening/.exec(again.output())?.[1], 30_000),
-      stop: async () => (again.child.kill('SIGTERM'), again.exited),
+      stop: async () => {
+        again.child.kill('SIGTERM');
+        return again.exited;
+      },
     };
     expect(await pausedOverHttp()).toEqual(['drift-reversion']);
     const resume = await runCli(['strategies', 'resume', 'drift-reversion', '--config', config()], { BOT_HTTP_TOKEN: TOKEN });

@@ -35,6 +35,15 @@ function nodeBooted(pid: number): boolean {
   return mask !== undefined && (BigInt(`0x${mask}`) & (1n << 9n)) !== 0n;
 }
 
+/** `indexbot run` on `db` against the sandbox, stopped by `signal` once started: exit 0, and its output's lines. */
+async function startThenStop(db: string, signal: NodeJS.Signals): Promise<string[]> {
+  const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
+  await waitFor('the start', () => daemon.output().includes('indexbot running'), 20_000, 20);
+  daemon.child.kill(signal);
+  expect(await daemon.exited, daemon.output()).toBe(0);
+  return daemon.output().split('\n');
+}
+
 describe('startDaemon', () => {
   it('takes the HTTP port before anything else: a port in use is a config error naming http.listen, sent no request, left no loop running nor the lock held', async () => {
     const taken = createServer();
@@ -121,14 +130,7 @@ describe('startDaemon', () => {
     const store = SnapshotStore.open(db);
     store.setCursor('strategy:gone', 0, 1);
     store.close();
-    const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
-    await waitFor('the start', () => daemon.output().includes('indexbot running'), 20_000, 20);
-    daemon.child.kill('SIGTERM');
-    expect(await daemon.exited, daemon.output()).toBe(0);
-    const warning = daemon
-      .output()
-      .split('\n')
-      .find((l) => l.includes('this run does not have'));
+    const warning = (await startThenStop(db, 'SIGTERM')).find((l) => l.includes('this run does not have'));
     expect(JSON.parse(warning!)).toMatchObject({ level: 40, consumers: ['strategy:gone'], msg: expect.stringContaining('`indexbot forget strategy:gone`') });
   });
 
@@ -161,16 +163,9 @@ describe('startDaemon', () => {
 
   it('indexbot run: a SIGHUP stops it as SIGTERM does, said in its log (trial 32: it died at once, with no line)', { timeout: 30_000 }, async () => {
     const db = tempDbPath();
-    const daemon = spawnDaemon(['--config', sandboxConfig(sb, db, { indexes: ['sindex'] })], { INDEXBOT_API_KEY: sb.keys.premium });
-    await waitFor('the start', () => daemon.output().includes('indexbot running'), 20_000, 20);
-    daemon.child.kill('SIGHUP');
-    expect(await daemon.exited, daemon.output()).toBe(0);
-    const stopping = daemon
-      .output()
-      .split('\n')
-      .find((l) => l.includes('stopping: no new polls'));
-    expect(JSON.parse(stopping!)).toMatchObject({ signal: 'SIGHUP' });
-    expect(daemon.output()).toContain('indexbot stopped');
+    const lines = await startThenStop(db, 'SIGHUP');
+    expect(JSON.parse(lines.find((l) => l.includes('stopping: no new polls'))!)).toMatchObject({ signal: 'SIGHUP' });
+    expect(lines.some((l) => l.includes('indexbot stopped'))).toBe(true);
     expect(lockIsFree(db)).toBe(true);
   });
 

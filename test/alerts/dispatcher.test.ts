@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AlertDispatcher, HttpSender, type SinkConfig, alertConsumer } from '../../src/alerts/index.ts';
-import { ManualClock, silentLogger } from '../../src/core/index.ts';
+import { type Logger, ManualClock, silentLogger } from '../../src/core/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { StrategyRuntime, loadStrategies } from '../../src/strategy/index.ts';
@@ -346,6 +346,24 @@ describe('alert sinks against a local receiver', () => {
 });
 
 describe('a sink new to a database', () => {
+  /** A dispatcher's run over real HTTP, on the system clock as a daemon's is: started, `started` done, until `done`, then stopped. */
+  async function dispatchUntil(
+    store: SnapshotStore,
+    sinks: SinkConfig[],
+    what: string,
+    done: () => boolean,
+    o: { logger?: Logger; started?: (dispatcher: AlertDispatcher) => void } = {},
+  ): Promise<void> {
+    const dispatcher = new AlertDispatcher({ store, sinks, logger: o.logger, sender: new HttpSender(2_000), idleMs: 10 });
+    dispatcher.start();
+    try {
+      o.started?.(dispatcher);
+      await waitFor(what, done);
+    } finally {
+      await dispatcher.stop();
+    }
+  }
+
   it('is sent what happens from its start, not the history; a sink the database knows catches up on what came while none ran (trial 28)', async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
@@ -359,29 +377,21 @@ describe('a sink new to a database', () => {
     store.setCursor(alertConsumer('old'), 0, T0);
     store.appendEvents([announced('x', 'rb_1'), announced('x', 'rb_2')]);
     const { logger, lines } = captureLogger();
-    // Its loops run on the system clock, as a daemon's do.
-    const dispatcher = new AlertDispatcher({ store, sinks, logger, sender: new HttpSender(2_000), idleMs: 10 });
-    dispatcher.start();
-    try {
-      store.appendEvents([announced('x', 'rb_3')]);
-      dispatcher.notify();
-      await waitFor('four deliveries', () => receiver.requests.length === 4);
-    } finally {
-      await dispatcher.stop();
-    }
+    // What comes after its start reaches both sinks.
+    await dispatchUntil(store, sinks, 'four deliveries', () => receiver.requests.length === 4, {
+      logger,
+      started: (dispatcher) => {
+        store.appendEvents([announced('x', 'rb_3')]);
+        dispatcher.notify();
+      },
+    });
     const to = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => r.headers['idempotency-key']);
     expect(to('/old')).toEqual(['rebalance.announced:x:rb_1', 'rebalance.announced:x:rb_2', 'rebalance.announced:x:rb_3']);
     expect(to('/new')).toEqual(['rebalance.announced:x:rb_3']);
     expect(lines.filter((l) => l.includes('alert sink new to this database'))).toHaveLength(1);
     // Known from now on: a restart does not skip what comes while it is down.
     store.appendEvents([announced('x', 'rb_4')]);
-    const again = new AlertDispatcher({ store, sinks, sender: new HttpSender(2_000), idleMs: 10 });
-    again.start();
-    try {
-      await waitFor('six deliveries', () => receiver.requests.length === 6);
-    } finally {
-      await again.stop();
-    }
+    await dispatchUntil(store, sinks, 'six deliveries', () => receiver.requests.length === 6);
     expect(to('/new')).toEqual(['rebalance.announced:x:rb_3', 'rebalance.announced:x:rb_4']);
   });
 
@@ -395,13 +405,7 @@ describe('a sink new to a database', () => {
     first.start();
     await first.stop();
     store.appendEvents([announced('x', 'rb_1')]);
-    const restarted = new AlertDispatcher({ store, sinks, sender: new HttpSender(2_000), idleMs: 10 });
-    restarted.start();
-    try {
-      await waitFor('the delivery', () => receiver.requests.length === 1);
-    } finally {
-      await restarted.stop();
-    }
+    await dispatchUntil(store, sinks, 'the delivery', () => receiver.requests.length === 1);
     expect(receiver.requests[0]!.headers['idempotency-key']).toBe('rebalance.announced:x:rb_1');
   });
 });

@@ -40,6 +40,7 @@ export function registerForgetCommand(program: Command): void {
       return p;
     });
     const config = loadConfig(flags, process.env, { server: false, services: false });
+    // Read first, without the lock: a mistyped --db is then "no database", not a new one made to forget nothing in.
     const store = SnapshotStore.open(config.db, { readonly: true });
     const held = new Set(store.cursors().map((c) => c.consumer));
     store.close();

@@ -1,6 +1,6 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { valueAsOf } from './metrics.ts';
-import { type BacktestReport, labelOf } from './report.ts';
+import { type BacktestReport, gapText, gapsInRun, labelOf } from './report.ts';
 import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 /** The charts' series colours, in order. */
@@ -103,7 +103,7 @@ export function renderHtml(report: BacktestReport): string {
   const alerts = report.alerts.list.map((a) => [a.at!.slice(0, 16).replace('T', ' '), a.message]);
   const open = report.openPositions.map((p) => [labelOf(report, p.instrument), amount(p.quantity), amount(p.price), usd(p.valueUsd), usd(p.unrealisedPnl)]);
   const dd = report.drawdowns.map((d) => [d.start!.slice(0, 10), d.trough!.slice(0, 10), d.recovery?.slice(0, 10) ?? 'not yet', pct(d.depth), `${fixed(d.days, 1)} d`]);
-  const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId}: ${g.from} .. ${g.to}`));
+  const gaps = gapsInRun(report).map(gapText);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Backtest ${escapeHtml(report.strategy.name)} ${escapeHtml(report.runId)}</title>
 <style>${css}

@@ -1,7 +1,7 @@
 export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type BacktestAlert, type IndexCoverage } from './replay.ts';
 export { openCache } from './inputs.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
-export { buildReport, reportJson, reportJsonChunks, reportSummary, REPORT_FORMAT, type BacktestReport, type ReportSummary } from './report.ts';
+export { buildReport, gapText, gapsInRun, reportJson, reportJsonChunks, reportSummary, REPORT_FORMAT, type BacktestReport, type ReportSummary } from './report.ts';
 export { renderTable, formatTable, failureLine, pct, fixed, amount } from './table.ts';
 export { renderHtml, escapeHtml, chartData, PAGE_TRADES } from './html.ts';
 export {

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, NARROWED_PREFIX, labelOf } from './report.ts';
+import { type BacktestReport, NARROWED_PREFIX, gapText, gapsInRun, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -146,8 +146,8 @@ export function renderTable(report: BacktestReport): string {
     const dd = report.drawdowns.map((d) => [d.start!.slice(0, 10), d.trough!.slice(0, 10), d.recovery?.slice(0, 10) ?? 'not yet', pct(d.depth), `${fixed(d.days, 1)} d`]);
     lines.push(formatTable([['peak', 'trough', 'recovered', 'depth', 'length'], ...dd]));
   }
-  const gaps = report.coverage.flatMap((c) => c.gaps.map((g) => `${c.indexId} ${g.from} .. ${g.to}`));
-  if (gaps.length > 0) lines.push('', `gaps in the history: ${gaps.join('; ')}`);
+  const gaps = gapsInRun(report);
+  if (gaps.length > 0) lines.push('', 'Gaps in the cached history', ...gaps.slice(0, LIST_LIMIT).map(gapText), ...more(gaps.length));
   if (report.events.parked.count > 0) lines.push(`warning: ${report.events.parked.count} event(s) failed in the strategy and were skipped: ${report.events.parked.errors.map(failureLine).join('; ')}`);
   lines.push('', `Conventions: ${report.conventions}`);
   return `${lines.join('\n')}\n`;

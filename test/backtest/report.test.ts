@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGE_TRADES, amount, buildReport, chartData, fixed, pct, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
+import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -164,6 +164,43 @@ describe('report: refused orders, open positions, a short window', () => {
     const html = renderHtml(r);
     expect(html.match(/<span class="warn"[^>]*>⚠ 5-day window<\/span>/g)).toHaveLength(2);
     expect(html.match(/Daily series: the value at each 00:00 UTC/g)).toHaveLength(1);
+  });
+});
+
+describe('report: gaps in the cached history', () => {
+  it('says each gap inside the replayed range once with its indexes, and leaves the holes outside it to the narrowing warning', async () => {
+    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
+    const cache = SnapshotStore.open(buildCache({ skipHours: [40, 50] }), { readonly: true });
+    let result: Awaited<ReturnType<typeof runBacktest>>;
+    try {
+      // A day past the last point and a day before the first, as a user asking for whole days does.
+      result = await runBacktest({ cache, strategy: withParams(await loadStrategyModule(file), file, {}), indexes: ['x', 'y'], from: T0 - 24 * H, to: T0 + 143 * H, allowGaps: true });
+    } finally {
+      cache.close();
+    }
+    const r = buildReport(result);
+    // report.json keeps the cache's view of the range asked for: both edges and the hole, per index.
+    expect(r.coverage.map((c) => c.gaps.length)).toEqual([3, 3]);
+    expect(r.warnings.some((w) => w.startsWith('the cache holds 2025-03-01T00:00 .. 2025-03-05T23:00 of the requested'))).toBe(true);
+    const table = renderTable(r);
+    // Before: "gaps in the history: x …; x …; x …; y …; y …; y …", the edges again for every index.
+    expect(table).toContain('\nGaps in the cached history\n2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z (x, y)\n');
+    expect(table).not.toContain('2025-02-28T00:00:00.000Z ..');
+    expect(table).not.toContain('.. 2025-03-06T23:00:00.000Z');
+    expect(renderHtml(r)).toContain('Gaps in the cached history: 2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z (x, y)</p>');
+  });
+
+  it('gives one entry per range, naming the first few of the indexes that share it', () => {
+    const coverage = Array.from({ length: 40 }, (_, i) => ({
+      indexId: `idx${i}`,
+      points: 1,
+      first: '2025-01-01T00:00:00.000Z',
+      last: '2025-12-31T00:00:00.000Z',
+      gaps: Array.from({ length: 20 }, (_, d) => ({ from: `2025-02-${String(d + 1).padStart(2, '0')}T00:00:00.000Z`, to: `2025-02-${String(d + 1).padStart(2, '0')}T05:00:00.000Z` })),
+    }));
+    const gaps = gapsInRun({ settings: { from: '2025-01-01T00:00:00.000Z', to: '2025-12-31T00:00:00.000Z' }, coverage } as never);
+    expect(gaps).toHaveLength(20);
+    expect(gapText(gaps[0]!)).toBe('2025-02-01T00:00:00.000Z .. 2025-02-01T05:00:00.000Z (idx0, idx1, idx2 and 37 more)');
   });
 });
 

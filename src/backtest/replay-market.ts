@@ -16,7 +16,11 @@ interface IndexState {
   values: Float64Array;
   start: number;
   end: number;
-  /** Target weight by token id: the first point's weights, then each completed rebalance's. Replaced, never changed in place. */
+  /**
+   * Target weight by token id: the first point's weights, then each completed rebalance's.
+   * Before the first point, only what rebalances completed by then named (NaN for the rest,
+   * which the first point gives). Replaced, never changed in place.
+   */
   targets: Float64Array | undefined;
   rebalanceId: string | null;
   /** Target weights of the last point (the composition a query sees). */
@@ -35,6 +39,14 @@ interface IndexState {
  * allocation (its properties moved out of the object) and a shape of its own.
  */
 const UNNUMBERED = 0;
+
+/** The targets at an index's first point: what rebalances completed before it named, the point's weights for the rest, 0 for tokens in neither. */
+function firstTargets(named: Float64Array | undefined, size: number, v: Float64Array, start: number, end: number): Float64Array {
+  const targets = named ? Float64Array.from(named) : new Float64Array(size).fill(Number.NaN);
+  for (let i = start; i < end; i += 3) if (Number.isNaN(targets[v[i]!]!)) targets[v[i]!] = v[i + 2]!;
+  for (let id = 0; id < targets.length; id++) if (Number.isNaN(targets[id]!)) targets[id] = 0;
+  return targets;
+}
 
 /** History points carry no returns: one frozen empty object serves every performance event. */
 const NO_RETURNS = Object.freeze({});
@@ -102,11 +114,17 @@ export class ReplayMarket implements MarketQueries {
     return this.isoText;
   }
 
-  /** A rebalance completed: its new weights are the index's targets from now on. */
+  /**
+   * A rebalance completed: its new weights are the index's targets from now on. A record names
+   * only the constituents it changed: one completed before the index's first point (before the
+   * run's start, say) leaves the others to that point, not at 0 (trial 34: a token capped at
+   * 25 %, in no record, had a target of 0 for the whole run and never drifted).
+   */
   completed(r: Rebalance): void {
     const s = this.state(r.index_id);
     const weights = new Float64Array(this.prices.length);
     if (s.targets) weights.set(s.targets);
+    else if (s.ts === undefined) weights.fill(Number.NaN);
     for (const c of r.changes) {
       const id = this.idOf.get(c.address);
       if (id !== undefined) weights[id] = Math.max(c.new_weight, 0);
@@ -142,12 +160,8 @@ export class ReplayMarket implements MarketQueries {
     const s = this.state(indexId);
     const first = s.ts === undefined;
     const previousNav = s.nav;
-    if (s.targets === undefined) {
-      const weights = new Float64Array(this.prices.length);
-      for (let i = start; i < end; i += 3) weights[v[i]!] = v[i + 2]!;
-      s.targets = weights;
-    }
-    const targets = s.targets;
+    // Set at the first point, which saw to it that no target is NaN.
+    const targets = first ? (s.targets = firstTargets(s.targets, this.prices.length, v, start, end)) : s.targets!;
     const wasDrifting = s.drifting;
     // The tokens drifting now, in constituent order: the last point's list while it is the same.
     let drifting = wasDrifting;

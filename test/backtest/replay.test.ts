@@ -4,6 +4,7 @@ import { buildReport, renderTable, reportJson, runBacktest } from '../../src/bac
 import { BacktestDataError, silentLogger } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
+import type { Rebalance } from '../../src/contract/index.ts';
 import { A, B, H, T0, buildCache } from '../helpers/backtest-cache.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
@@ -105,6 +106,31 @@ describe('backtest replay', () => {
     expect(b.metrics).toEqual(a.metrics);
     expect(b.runId).not.toBe(a.runId);
     expect(again.runId).toBe(b.runId);
+  });
+
+  it('takes the target of a constituent that no rebalance completed before the start names from the first point, not 0 (trial 34)', async () => {
+    const path = buildCache();
+    const store = SnapshotStore.open(path);
+    // Completed at hour 5, before the run starts at hour 20; it names A only.
+    const earlier = {
+      id: 'rb_x_0',
+      index_id: 'x',
+      status: 'completed',
+      announced_at: new Date(T0 + H).toISOString(),
+      effective_at: new Date(T0 + 5 * H).toISOString(),
+      completed_at: new Date(T0 + 5 * H).toISOString(),
+      reason: 'scheduled',
+      changes: [{ address: A, symbol: 'AAA', action: 'increase', old_weight: 0.45, new_weight: 0.5 }],
+    } as Rebalance;
+    store.transaction(() => store.upsertRebalance(earlier, T0 + 200 * H));
+    store.close();
+    const cache = SnapshotStore.open(path, { readonly: true });
+    const r = await runBacktest({ cache, strategy: await strategy('target-watcher'), indexes: ['x'], from: T0 + 20 * H, to: T0 + 119 * H });
+    cache.close();
+    // Before: BBB's target was 0 for the whole run, so it sat past the threshold from the first point and never drifted.
+    expect(r.alertList[0]!.data).toEqual({ targets: { AAA: 0.5, BBB: 0.5 } });
+    // Weights and targets agree throughout (hour 60's rebalance moves both): no drift.
+    expect(r.alertList.filter((a) => a.message === 'drift')).toEqual([]);
   });
 
   it('refuses a range given as anything but epoch ms, naming the option (a date string read as "no history in that range")', async () => {

@@ -76,6 +76,9 @@ export function refuseFixedAndVaried(given: readonly Record<string, unknown>[], 
   if (both.length > 0) throw new UsageError(`--params sets ${both.join(', ')}, which ${source} also varies: give ${both.length > 1 ? 'each' : 'it'} in one of them`);
 }
 
+/** The most combinations a grid may make, as optimize's --trials and walk-forward's backtests. */
+export const MAX_GRID_SETS = 100_000;
+
 /** A grid file `{ "param": [v1, v2], ... }` as every combination, in a stable order. */
 export function gridCombinations(file: string): Record<string, unknown>[] {
   let text: string;
@@ -92,14 +95,23 @@ export function gridCombinations(file: string): Record<string, unknown>[] {
   }
   if (typeof grid !== 'object' || grid === null || Array.isArray(grid)) throw new ConfigError(`${file}: expected an object of parameter name to list of values`);
   if (Object.keys(grid).length === 0) throw new ConfigError(`${file}: names no param; expected an object of parameter name to list of values, e.g. {"holdHours": [6, 12]}`);
-  let combos: Record<string, unknown>[] = [{}];
   for (const [key, values] of Object.entries(grid)) {
     if (!Array.isArray(values) || values.length === 0) throw new ConfigError(`${file}: ${key}: expected a non-empty list of values, got ${JSON.stringify(values)}`);
     // The same value twice is the same run twice, written to the same folder.
-    const twice = values.find((v: unknown, i) => values.findIndex((w: unknown) => JSON.stringify(w) === JSON.stringify(v)) !== i);
-    if (twice !== undefined) throw new ConfigError(`${file}: ${key}: lists ${JSON.stringify(twice)} more than once`);
-    combos = combos.flatMap((c) => values.map((v: unknown) => ({ ...c, [key]: v })));
+    const seen = new Set<string>();
+    for (const v of values as unknown[]) {
+      const text = JSON.stringify(v);
+      if (seen.has(text)) throw new ConfigError(`${file}: ${key}: lists ${text} more than once`);
+      seen.add(text);
+    }
   }
+  // Counted before any is made: a million combinations took minutes and 660 MB before the first run (trial 34).
+  const total = Object.values(grid as Record<string, unknown[]>).reduce((n, values) => n * values.length, 1);
+  if (total > MAX_GRID_SETS) {
+    throw new ConfigError(`${file}: ${total} combinations, over ${MAX_GRID_SETS}: narrow the lists, or search the space with \`indexbot optimize\``);
+  }
+  let combos: Record<string, unknown>[] = [{}];
+  for (const [key, values] of Object.entries(grid as Record<string, unknown[]>)) combos = combos.flatMap((c) => values.map((v) => ({ ...c, [key]: v })));
   return combos;
 }
 
@@ -191,10 +203,13 @@ export function registerBacktestCommand(program: Command): void {
       ),
     );
     // The same params twice (a --params repeated, or one the grid overrides) is the same run twice, in one folder.
-    const seen = runs.map((r) => JSON.stringify(r.params));
-    const again = seen.findIndex((p, i) => seen.indexOf(p) !== i);
-    if (again !== -1)
-      throw new UsageError(`--params${flags.grid ? ' and --grid' : ''}: runs ${seen.indexOf(seen[again]!) + 1} and ${again + 1} have the same params, ${seen[again]}: give each set once`);
+    const firstRun = new Map<string, number>();
+    for (const [i, r] of runs.entries()) {
+      const text = JSON.stringify(r.params);
+      const first = firstRun.get(text);
+      if (first !== undefined) throw new UsageError(`--params${flags.grid ? ' and --grid' : ''}: runs ${first + 1} and ${i + 1} have the same params, ${text}: give each set once`);
+      firstRun.set(text, i);
+    }
     // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
     prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
     const cache = SnapshotStore.open(config.db, { readonly: true });

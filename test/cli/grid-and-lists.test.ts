@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gridCombinations } from '../../src/cli/backtest-command.ts';
+import { MAX_GRID_SETS, gridCombinations } from '../../src/cli/backtest-command.ts';
 import { listOption } from '../../src/cli/options.ts';
 import { tempJsonFile } from '../helpers/temp-db.ts';
 
@@ -23,6 +23,18 @@ describe('a --grid file', () => {
     const twice = gridFile({ a: [1, 2], lookbackHours: [24, 48, 24] });
     expect(() => gridCombinations(twice)).toThrow(`${twice}: lookbackHours: lists 24 more than once`);
     expect(() => gridCombinations(gridFile({ on: [false, true, false] }))).toThrow('on: lists false more than once');
+  });
+});
+
+describe('a grid too large to run', () => {
+  it('is refused at once, naming the file and the count, before a combination is made (trial 34: a million printed nothing for minutes)', () => {
+    const values = Array.from({ length: 1000 }, (_, i) => i);
+    const huge = gridFile({ a: values, b: values });
+    const started = performance.now();
+    expect(() => gridCombinations(huge)).toThrow(`${huge}: 1000000 combinations, over ${MAX_GRID_SETS}: narrow the lists, or search the space with \`indexbot optimize\``);
+    // Found by counting, not by making them: well under the seconds a million objects took.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(gridCombinations(gridFile({ a: values, b: values.slice(0, 100) }))).toHaveLength(MAX_GRID_SETS);
   });
 });
 

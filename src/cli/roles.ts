@@ -9,6 +9,7 @@ import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/in
 import { redactRedisUrl, refusedSettings } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
 import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategiesAndAlerts } from './daemon.ts';
+import { consumerOf } from '../strategy/index.ts';
 
 export const ROLES = ['all', 'collector', 'strategies'] as const;
 export type Role = (typeof ROLES)[number];
@@ -108,6 +109,9 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       undefined,
     ))
       logger.warn({ component: 'alerts' }, w);
+    // Strategies that have never run on this database: they skip what the stream holds from before this start.
+    const held = new Set(openStore.cursors().map((c) => c.consumer));
+    const newConsumers = strategies.map((s) => consumerOf(s.strategy.name)).filter((c) => !held.has(c));
     // Set before the first read: the consumer calls onEvents only once started.
     let running: ReturnType<typeof startStrategiesAndAlerts> | undefined;
     const consumer = new StreamConsumer({
@@ -116,6 +120,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
       group,
       reader: { databaseId: openStore.databaseId(), where: `${hostname()}:${resolve(config.db)}` },
       logger: logger.child({ component: 'stream' }),
+      newConsumers,
       onEvents: async (events) => {
         const { runtime, alerts } = running!;
         runtime.notify();

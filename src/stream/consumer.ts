@@ -28,7 +28,23 @@ export interface StreamConsumerOptions {
    * the store holds what the collector stored after it.
    */
   onEvents?: (events: IndexbotEvent[]) => void | Promise<void>;
+  /**
+   * Cursors (`strategy:<name>`) of strategies new to this database at this start. Each starts
+   * at the end of the store's log, but the stream may hold events the collector detected
+   * while this runner was away: those are stored with their cursors moved past them, so a
+   * new strategy acts on what is detected from its start on, not on a backlog of old
+   * announcements (trial 33: 101 fills, the oldest on an event 819 s old).
+   */
+  newConsumers?: readonly string[];
   logger?: Logger;
+}
+
+/** Runtime key: the stream entry up to which the events stored are not given to `consumers` (strategies new at a start). */
+export const STREAM_BACKLOG = 'eventStreamBacklog';
+
+interface StreamBacklog {
+  throughId: string;
+  consumers: string[];
 }
 
 type Entries = [id: string, fields: string[] | null][];
@@ -93,9 +109,14 @@ export class StreamConsumer {
     await connected(this.redis);
     let backoffMs = 0;
     let pendingDone = false;
+    let backlogMarked = (this.o.newConsumers ?? []).length === 0;
     while (!this.stopped) {
       try {
         await this.ensureGroup();
+        if (!backlogMarked) {
+          await this.markBacklog();
+          backlogMarked = true;
+        }
         // First what this runner was given and never acknowledged (it was killed), then new entries.
         const got = await this.read(pendingDone ? '>' : '0');
         if (got === 0) pendingDone = true;
@@ -164,19 +185,44 @@ export class StreamConsumer {
     this.groupReady = true;
   }
 
+  /**
+   * Records the stream's last entry as the end of the backlog the new strategies skip, before
+   * anything is read: what was published before this start was detected before it. Kept in the
+   * store, so that a runner killed midway skips the rest after its restart too.
+   */
+  private async markBacklog(): Promise<void> {
+    const [top] = await this.redis.xrevrange(this.stream, '+', '-', 'COUNT', 1);
+    if (!top) return;
+    const kept = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
+    const backlog: StreamBacklog = {
+      throughId: kept && after(kept.throughId, top[0]) ? kept.throughId : top[0],
+      consumers: [...new Set([...(kept?.consumers ?? []), ...(this.o.newConsumers ?? [])])],
+    };
+    this.o.store.setRuntime(STREAM_BACKLOG, backlog, Date.now());
+  }
+
   /** Stores what this store does not hold yet of `entries`, in one transaction; returns the events newly stored. */
   private store(entries: Entries): IndexbotEvent[] {
     return this.o.store.transaction(() => {
       // Entries this store already holds (stored, then killed before the acknowledgement) are only acknowledged again.
       const done = this.o.store.runtime<{ lastId?: string }>('eventStream')?.value.lastId;
+      let backlog = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
       const added: IndexbotEvent[] = [];
       for (const [id, fields] of entries) {
         if (done !== undefined && !after(id, done)) continue;
+        if (backlog && after(id, backlog.throughId)) {
+          this.o.store.deleteRuntime(STREAM_BACKLOG);
+          backlog = undefined;
+        }
         const entry = toEntry(fields ?? []);
         if (entry?.event) {
           const events = this.o.store.appendEvents([entry.event]);
           storeEventFacts(this.o.store, events);
           added.push(...events);
+          // Detected before the new strategies started: in the same transaction, so none of them is handed it.
+          for (const consumer of backlog?.consumers ?? []) {
+            if (this.o.store.cursor(consumer) < events[0]!.seq) this.o.store.setCursor(consumer, events[0]!.seq, Date.now());
+          }
         } else if (entry?.snapshot) storeSnapshot(this.o.store, entry.snapshot);
         // An entry trimmed from the stream, or one this runner cannot read, is acknowledged and left out.
         else this.logger.warn({ stream: this.stream, entry: id }, 'stream entry without a readable event or snapshot; skipped');

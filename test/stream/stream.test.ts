@@ -129,6 +129,36 @@ describe('event stream (real redis-server)', () => {
       store.close();
     }
   });
+
+  it('a strategy new to a runner’s database is not given the events the stream held from before its start; the others are, and it gets what comes after (trial 33)', async () => {
+    const stream = 'test:backlog';
+    // Detected while the runner was away.
+    for (const n of [1, 2, 3]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));
+    const store = SnapshotStore.open(tempDbPath());
+    // As the runtime starts them: the old strategy where it was, the new one at the end of the log (empty here).
+    store.startCursors(
+      [
+        ['strategy:old', 0],
+        ['strategy:late', 0],
+      ],
+      Date.now(),
+    );
+    const consumer = new StreamConsumer({ store, redisUrl: redis.url, group: 'runner-b', stream, blockMs: 100, newConsumers: ['strategy:late'] });
+    consumer.start();
+    try {
+      await waitFor('the backlog stored', () => store.eventsAfter(0).length === 3, 10_000, 20);
+      // Before: the new strategy's cursor stayed at 0, and it traded on all three.
+      expect(store.cursor('strategy:late')).toBe(3);
+      expect(store.cursor('strategy:old')).toBe(0);
+      await admin.xadd(stream, '4-0', 'id', event(4).id, 'event', JSON.stringify({ ...event(4), seq: 4 }));
+      await waitFor('the new entry stored', () => store.eventsAfter(0).length === 4, 10_000, 20);
+      expect(store.eventsAfter(store.cursor('strategy:late')).map((e) => e.id)).toEqual([event(4).id]);
+      expect(store.runtime('eventStreamBacklog')).toBeUndefined();
+    } finally {
+      await consumer.stop();
+      store.close();
+    }
+  });
 });
 
 const composition = (asOf: string, targetA: number, priceA: number) => ({

@@ -6,7 +6,7 @@ import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } 
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
-import { STREAM_HEARTBEAT, type StreamHeartbeat, lastHeartbeat } from '../stream/index.ts';
+import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { faceAt, getFromDaemon } from './daemon-control.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -25,6 +25,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
   const beat = lastHeartbeat(store);
   // A runner's (--role strategies) event stream: its group, lag and pending at its last read.
   const streamRead = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
+  const missed = store.runtime<StreamMissed>(STREAM_MISSED)?.value;
   const ageS = (at: number) => Math.round((now - at) / 1000);
   const polled = budget && new Set(budget.value.jobs.flatMap((j) => (j.indexId === undefined ? [] : [j.indexId])));
   return {
@@ -34,7 +35,15 @@ export function collectStatus(store: SnapshotStore, now: number) {
         : beat.source === 'poll'
           ? { lastSuccessfulPollAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) }
           : { lastStreamReadAt: new Date(beat.at).toISOString(), ageS: ageS(beat.at) },
-    eventStream: streamRead ? { ...streamRead.value, lastReadAgeS: ageS(streamRead.updatedAt), running: streamRead.value.pid === undefined ? null : isRunning(streamRead.value.pid) } : null,
+    eventStream: streamRead
+      ? {
+          ...streamRead.value,
+          lastReadAgeS: ageS(streamRead.updatedAt),
+          running: streamRead.value.pid === undefined ? null : isRunning(streamRead.value.pid),
+          // Events the stream had lost before this runner read them: never seen by its strategies.
+          missed: missed ? { events: missed.events, lastFrom: missed.last.from, lastTo: missed.last.to, lastAgeS: ageS(missed.last.at) } : null,
+        }
+      : null,
     // The daemon (or runner) holding this database's lock now, if one does.
     daemon: daemonStatus(store),
     db: store.path,
@@ -182,6 +191,11 @@ function render(s: Status, commandArgs: string): string {
     lines.push('', 'Event stream (a runner)', `  ${e.stream}  group ${e.group}  lag ${e.lag ?? '?'}  pending ${e.pending ?? '?'}  last read ${age(e.lastReadAgeS)}`);
     // Its lag does not move once it stopped, while the stream goes on growing.
     if (e.running === false) lines.push(`  its runner (pid ${e.pid}) is no longer running: lag and pending are as of its last read`);
+    if (e.missed) {
+      lines.push(
+        `  MISSED ${e.missed.events} event(s) the stream no longer held when this runner read that far (last: the collector's ${e.missed.lastFrom}..${e.missed.lastTo}, ${age(e.missed.lastAgeS)})`,
+      );
+    }
   }
   lines.push('', 'Poll jobs');
   for (const j of s.jobs) {

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { HTTP_FACE, type HttpFaceRecord } from '../store/index.ts';
-import { STREAM_HEARTBEAT, type StreamHeartbeat, publishedCursor } from '../stream/index.ts';
+import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, publishedCursor } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { type BotControl, HttpServer } from './server.ts';
@@ -103,6 +103,7 @@ export class RemoteFaces {
         dbPath: control.store.path,
         lastEventSeq: () => control.store.lastEventSeq(),
         streamRead: () => control.store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT),
+        streamMissedEvents: () => control.store.runtime<StreamMissed>(STREAM_MISSED)?.value.events ?? 0,
         // Seqs have no gaps: the difference counts the events.
         unpublishedEvents: () => Math.max(0, control.store.lastEventSeq() - control.store.cursor(publishedCursor())),
         now: Date.now,

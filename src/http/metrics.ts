@@ -16,6 +16,8 @@ export interface MetricSources {
   lastEventSeq(): number;
   /** A runner's last answered read of the event stream (none for a role that polls). */
   streamRead(): { value: StreamHeartbeat; updatedAt: number } | undefined;
+  /** Events a runner never got: the stream had lost them before it read that far. */
+  streamMissedEvents(): number;
   /** A collector's events in the log after the last one it published to the event stream. */
   unpublishedEvents(): number;
   now(): number;
@@ -266,6 +268,13 @@ export class DaemonMetrics {
     stream('indexbot_event_stream_lag', "Entries of the event stream not yet delivered to this runner's group, at its last read", (r) => r.value.lag);
     stream('indexbot_event_stream_pending', "Entries delivered to this runner's group and not yet acknowledged, at its last read", (r) => r.value.pending);
     stream('indexbot_event_stream_last_read_age_seconds', "Age of this runner's last answered read of the event stream", (r, now) => (now - r.updatedAt) / 1000);
+    // Kept in the database across restarts, so a gauge: a counter would start from 0 at each.
+    gauge(
+      'indexbot_event_stream_missed_events',
+      'Events this runner never got, since its database began: the stream had lost them (Redis restarted empty, or trimmed them) before it read that far',
+      [],
+      (g, s) => g.set(s.streamMissedEvents()),
+    );
   }
 }
 

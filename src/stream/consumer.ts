@@ -4,7 +4,7 @@ import type { SnapshotKind, SnapshotValues } from '../api/index.ts';
 import { type SnapshotStore, storeEventFacts, storeSnapshotRows } from '../store/index.ts';
 import { type RedisConnection, connectRedis, describeRedisError } from '../redis/index.ts';
 import { EVENT_STREAM, GROUP_NAME, GROUP_NAME_RULE, connected, streamConnectionOptions, waitOrWake } from './common.ts';
-import { STREAM_HEARTBEAT, type StreamHeartbeat } from './heartbeat.ts';
+import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed } from './heartbeat.ts';
 
 export interface StreamConsumerOptions {
   /** The runner's own store: the events go into its event log, which its strategies read. */
@@ -208,8 +208,11 @@ export class StreamConsumer {
       const done = this.o.store.runtime<{ lastId?: string }>('eventStream')?.value.lastId;
       let backlog = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
       const added: IndexbotEvent[] = [];
+      let previous = done;
       for (const [id, fields] of entries) {
         if (done !== undefined && !after(id, done)) continue;
+        if (previous !== undefined) this.noteMissed(previous, id, isEvent(fields));
+        previous = id;
         if (backlog && after(id, backlog.throughId)) {
           this.o.store.deleteRuntime(STREAM_BACKLOG);
           backlog = undefined;
@@ -230,6 +233,26 @@ export class StreamConsumer {
       this.o.store.setRuntime('eventStream', { stream: this.stream, group: this.o.group, lastId: entries.at(-1)![0] }, Date.now());
       return added;
     });
+  }
+
+  /**
+   * Entry ids follow the collector's event seqs (`<seq>-0`, a snapshot `<seq before it>-<id>`):
+   * an entry past the next seq means the stream lost the events between before this runner
+   * read them (Redis restarted empty, or trimmed them while it was away). Nothing can bring
+   * them back here; it is said loudly and counted where status and the metrics read it.
+   */
+  private noteMissed(previous: string, id: string, event: boolean): void {
+    const from = Number(previous.split('-')[0]) + 1;
+    const next = Number(id.split('-')[0]);
+    const to = event ? next - 1 : next;
+    if (to < from) return;
+    const now = Date.now();
+    const missed: StreamMissed = { events: (this.o.store.runtime<StreamMissed>(STREAM_MISSED)?.value.events ?? 0) + (to - from + 1), last: { from, to, at: now } };
+    this.o.store.setRuntime(STREAM_MISSED, missed, now);
+    this.logger.error(
+      { stream: this.stream, group: this.o.group, missedFrom: from, missedTo: to },
+      `the event stream no longer holds the collector's events ${from}..${to}, which this runner had not read (Redis lost them, or trimmed them while it was away): its strategies will not see them`,
+    );
   }
 
   /** One read (pending from `0`, or new with `>`, blocking); stores and acknowledges what came. Returns the entry count. */

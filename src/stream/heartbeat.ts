@@ -13,6 +13,16 @@ export interface StreamHeartbeat {
   pid?: number;
 }
 
+/** Where a runner's store counts the events it never got: the stream had lost them (Redis restarted empty, trimmed) before it read that far. */
+export const STREAM_MISSED = 'eventStreamMissed';
+
+export interface StreamMissed {
+  /** Events missed since this database began. */
+  events: number;
+  /** The last run of them, by the collector's seq, and when it was found. */
+  last: { from: number; to: number; at: number };
+}
+
 /**
  * When this database's bot last heard from its source, as `status --check` and /readyz judge
  * it: its last successful poll (a daemon, a collector) or, for a runner, which polls nothing,

@@ -9,7 +9,18 @@ const announced = (occurredAt: number, detectedAt: number): IndexbotEvent =>
   ({ id: `rebalance.announced:sindex:rb_${occurredAt}`, type: 'rebalance.announced', indexId: 'sindex', occurredAt, detectedAt, payload: {}, seq: 1 }) as unknown as IndexbotEvent;
 
 function sources(streamRead: MetricSources['streamRead'] = () => undefined): MetricSources {
-  return { gates: () => [], jobs: () => [], strategies: () => [], outbox: () => [], dbPath: '/nonexistent', lastEventSeq: () => 0, streamRead, unpublishedEvents: () => 7, now: () => START + 60_000 };
+  return {
+    gates: () => [],
+    jobs: () => [],
+    strategies: () => [],
+    outbox: () => [],
+    dbPath: '/nonexistent',
+    lastEventSeq: () => 0,
+    streamRead,
+    streamMissedEvents: () => 5,
+    unpublishedEvents: () => 7,
+    now: () => START + 60_000,
+  };
 }
 
 async function scrape(metrics: DaemonMetrics) {
@@ -58,6 +69,7 @@ describe('DaemonMetrics', () => {
     expect(sampleValue(m, 'indexbot_event_stream_lag')).toBe(4);
     expect(sampleValue(m, 'indexbot_event_stream_pending')).toBe(1);
     expect(sampleValue(m, 'indexbot_event_stream_last_read_age_seconds')).toBe(30);
+    expect(sampleValue(m, 'indexbot_event_stream_missed_events')).toBe(5);
     expect(m.has('indexbot_event_stream_unpublished')).toBe(false);
   });
 
@@ -76,7 +88,11 @@ describe('DaemonMetrics', () => {
     let read: ReturnType<MetricSources['streamRead']>;
     const runner = new DaemonMetrics({ startedAt: START, streamReader: true });
     runner.bind(sources(() => read));
-    const samples = async () => [...(await scrape(runner)).values()].filter((f) => f.name.startsWith('indexbot_event_stream_')).flatMap((f) => f.samples.map((s) => `${s.name} ${s.value}`));
+    // The missed events are a count kept in the database, not a figure of the last read.
+    const samples = async () =>
+      [...(await scrape(runner)).values()]
+        .filter((f) => f.name.startsWith('indexbot_event_stream_') && f.name !== 'indexbot_event_stream_missed_events')
+        .flatMap((f) => f.samples.map((s) => `${s.name} ${s.value}`));
     expect(await samples()).toEqual([]);
     read = { value: { lag: null, pending: 2 } as never, updatedAt: START + 30_000 };
     expect(await samples()).toEqual(['indexbot_event_stream_pending 2', 'indexbot_event_stream_last_read_age_seconds 30']);

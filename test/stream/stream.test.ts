@@ -10,6 +10,7 @@ import { MIGRATIONS, RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { STREAM_HEARTBEAT, StreamConsumer, StreamPublisher } from '../../src/stream/index.ts';
 import { collectStatus } from '../../src/cli/status-command.ts';
 import { runCli, waitFor } from '../helpers/daemon.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 import { type TestRedis, startRedis } from '../helpers/redis.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
@@ -158,6 +159,33 @@ describe('event stream (real redis-server)', () => {
       await consumer.stop();
       store.close();
     }
+  });
+
+  it('a runner behind when the stream lost entries says which events it never got, in its log, status and the store (trial 33: silent)', async () => {
+    const stream = 'test:lost';
+    for (const n of [1, 2]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));
+    const store = SnapshotStore.open(tempDbPath());
+    const { logger, lines } = captureLogger();
+    const options = { store, redisUrl: redis.url, group: 'runner-c', stream, blockMs: 100, logger };
+    let consumer = new StreamConsumer(options);
+    consumer.start();
+    await waitFor('the first two stored', () => store.eventsAfter(0).length === 2, 10_000, 20);
+    await consumer.stop();
+    // Away: 3..5 published, then Redis restarted empty (the stream and the group gone), and the collector published on from 6, a snapshot stored after 6 first.
+    await admin.del(stream);
+    await admin.xadd(stream, '6-9', 'snapshot', '{}');
+    await admin.xadd(stream, '7-0', 'id', event(7).id, 'event', JSON.stringify({ ...event(7), seq: 7 }));
+    consumer = new StreamConsumer(options);
+    consumer.start();
+    try {
+      await waitFor('the event after the hole stored', () => store.eventsAfter(0).length === 3, 10_000, 20);
+    } finally {
+      await consumer.stop();
+    }
+    expect(lines.filter((l) => l.includes("no longer holds the collector's events 3..6"))).toHaveLength(1);
+    const status = collectStatus(store, Date.now());
+    expect(status.eventStream?.missed).toMatchObject({ events: 4, lastFrom: 3, lastTo: 6 });
+    store.close();
   });
 });
 

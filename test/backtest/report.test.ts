@@ -182,6 +182,10 @@ describe('report: gaps in the cached history', () => {
     // report.json keeps the cache's view of the range asked for: both edges and the hole, per index.
     expect(r.coverage.map((c) => c.gaps.length)).toEqual([3, 3]);
     expect(r.warnings.some((w) => w.startsWith('the cache holds 2025-03-01T00:00 .. 2025-03-05T23:00 of the requested'))).toBe(true);
+    // The hole inside, longer than 6 h and run past, is a warning too (trial 34: only the gap list said it); the edges are the narrowing's.
+    expect(r.warnings).toContain(
+      'the cached history has 2 hole(s) longer than 6 h inside the range (first: x 2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z), run past with --allow-gaps: across each, prices and values stay at their last point',
+    );
     const table = renderTable(r);
     // Before: "gaps in the history: x …; x …; x …; y …; y …; y …", the edges again for every index.
     expect(table).toContain('\nGaps in the cached history\n2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z (x, y)\n');

@@ -166,10 +166,14 @@ export function gapsInRun(report: Pick<BacktestReport, 'settings' | 'coverage'>)
   return [...byRange.values()].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
 }
 
+/** A list of names in a table cell: all of four or fewer, else the first three and how many more. */
+export function fewNames(names: readonly string[]): string {
+  return names.length <= 4 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
+}
+
 /** A gap of {@link gapsInRun} in a line: its range and the indexes, the first few by name. */
 export function gapText(gap: { from: string; to: string; indexIds: string[] }): string {
-  const names = gap.indexIds.length <= 4 ? gap.indexIds.join(', ') : `${gap.indexIds.slice(0, 3).join(', ')} and ${gap.indexIds.length - 3} more`;
-  return `${gap.from} .. ${gap.to} (${names})`;
+  return `${gap.from} .. ${gap.to} (${fewNames(gap.indexIds)})`;
 }
 
 /** An instrument key of the report as people read it (the key itself where the report names no label). */

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, NARROWED_PREFIX, gapText, gapsInRun, labelOf } from './report.ts';
+import { type BacktestReport, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -129,7 +129,12 @@ export function renderTable(report: BacktestReport): string {
   lines.push(...alertsShown.map((a) => `${a.at!.slice(0, 16)}  ${plainText(a.message)}`));
   lines.push('', `Rejected orders: ${report.rejections.count}`);
   if (report.rejections.count > 0) {
-    lines.push(formatTable([['reason', 'count', 'instruments', 'example'], ...report.rejections.byReason.map((r) => [r.code, String(r.count), String(r.instruments.length), r.example])]));
+    lines.push(
+      formatTable([
+        ['reason', 'count', 'instruments', 'example'],
+        ...report.rejections.byReason.map((r) => [r.code, String(r.count), fewNames(r.instruments.map((i) => labelOf(report, i))), r.example]),
+      ]),
+    );
   }
   lines.push('', `Open positions at the end: ${report.openPositions.length}`);
   if (report.openPositions.length > 0) {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
-import { type Config, isLoopback, parseListenAddress } from '../config/index.ts';
+import { type Config, DEFAULT_READY_MAX_AGE_S, isLoopback, parseListenAddress } from '../config/index.ts';
 import { MAX_TIMER_MS, createLogger, plainText, systemClock } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { refuseForeignDatabase } from '../store/index.ts';
@@ -68,7 +68,7 @@ export function registerDemoCommand(program: Command): void {
         driftThreshold: 0.05,
         shutdownGraceMs: 5_000,
         retentionDays: 30,
-        http: { ...opts.http, source: `--http ${opts.http.host}:${opts.http.port}`, fromFlag: true, token: undefined, readyMaxAgeS: 300, maxConnections: 1024 },
+        http: { ...opts.http, source: `--http ${opts.http.host}:${opts.http.port}`, fromFlag: true, token: undefined, readyMaxAgeS: DEFAULT_READY_MAX_AGE_S, maxConnections: 1024 },
         logLevel: 'warn',
         logFormat: undefined,
         apiKey: sandbox.keys.premium,

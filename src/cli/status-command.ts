@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
-import { type ConfigFlags, httpToken, loadConfig } from '../config/index.ts';
+import { type ConfigFlags, DEFAULT_READY_MAX_AGE_S, httpToken, loadConfig } from '../config/index.ts';
 import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
@@ -15,7 +15,7 @@ interface StatusFlags extends ConfigFlags {
   url?: string;
   json?: boolean;
   check?: boolean;
-  maxAgeS: number;
+  maxAgeS?: number;
 }
 
 /** Everything `status` reports, as `--json` prints it. */
@@ -112,7 +112,7 @@ export function registerStatusCommand(program: Command): void {
   withConfigFlags(program.command('status').description('what the cache holds, the last poll of each job, events, strategies, budget and rate gates'), 'config', 'db')
     .option('--json', 'print JSON for scripts', false)
     .option('--check', 'for monitoring: exit 1 when no process holds the database, or its last successful poll is older than --max-age-s', false)
-    .option('--max-age-s <s>', 'heartbeat age that --check calls stale', intOption(1, 365 * 86_400), 300)
+    .option('--max-age-s <s>', `heartbeat age that --check calls stale (default the running process's http.readyMaxAgeS, as /readyz, else ${DEFAULT_READY_MAX_AGE_S})`, intOption(1, 365 * 86_400))
     .option('--url <url>', "read a running daemon's HTTP face instead of a database, such as http://127.0.0.1:9464 (token: http.token, or INDEXBOT_HTTP_TOKEN)")
     .action(async (flags: StatusFlags) => {
       if (flags.url !== undefined) {
@@ -140,11 +140,13 @@ type Status = ReturnType<typeof collectStatus>;
 function report(status: Status, flags: StatusFlags, commandArgs: string): void {
   if (flags.check) {
     const beat = status.heartbeat;
-    const fresh = beat !== null && beat.ageS <= flags.maxAgeS;
+    // The limit /readyz applies in the same process: the two checks of one bot agree (trial 33: ok beside a 503).
+    const maxAgeS = flags.maxAgeS ?? status.daemon.readyMaxAgeS ?? DEFAULT_READY_MAX_AGE_S;
+    const fresh = beat !== null && beat.ageS <= maxAgeS;
     const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
     // A bot that stopped (exit 78, which no supervisor restarts) is down now, not when its last poll ages past the limit (trial 32: "ok" for 300 s).
     const stopped = status.daemon.pid === null;
-    process.stdout.write(stopped ? `stale: no indexbot process holds ${status.db}; ${what}\n` : fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${flags.maxAgeS}s)\n`);
+    process.stdout.write(stopped ? `stale: no indexbot process holds ${status.db}; ${what}\n` : fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${maxAgeS}s)\n`);
     process.exitCode = fresh && !stopped ? 0 : 1;
   } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
   else process.stdout.write(render(status, commandArgs));
@@ -247,10 +249,10 @@ function render(s: Status, commandArgs: string): string {
 }
 
 /** The process holding this database's lock, and its HTTP face as it recorded it at its start (an older indexbot's records none). */
-function daemonStatus(store: SnapshotStore): { pid: number | null; http?: { url: string | null; token: boolean } } {
+function daemonStatus(store: SnapshotStore): { pid: number | null; http?: { url: string | null; token: boolean }; readyMaxAgeS?: number } {
   const pid = RunLock.holder(store.path) ?? null;
   const face = store.runtime<HttpFaceRecord>(HTTP_FACE)?.value;
-  return pid !== null && face?.pid === pid ? { pid, http: { url: face.url, token: face.token } } : { pid };
+  return pid !== null && face?.pid === pid ? { pid, http: { url: face.url, token: face.token }, readyMaxAgeS: face.readyMaxAgeS } : { pid };
 }
 
 /** How to retry a strategy's parked events: the command takes the database's lock, so while a process holds it, through that process. */

@@ -372,6 +372,9 @@ export function parseListenAddress(raw: string): { host: string; port: number } 
 
 export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 
+/** /readyz's limit on the heartbeat's age, and `status --check`'s, unless set. */
+export const DEFAULT_READY_MAX_AGE_S = 300;
+
 function resolveHttp(listen: string | undefined, source: string, file: ConfigFile['http'], path: string, env: NodeJS.ProcessEnv): HttpConfig | undefined {
   if (listen === undefined) return undefined;
   const fromFlag = source === '--http';
@@ -390,7 +393,7 @@ function resolveHttp(listen: string | undefined, source: string, file: ConfigFil
   if (!isLoopback(address.host) && token === undefined) {
     throw new ConfigError(`http address ${listen} is not loopback: set http.token in ${path} (or bind 127.0.0.1) so that nobody else can steer the bot`);
   }
-  return { ...address, source: `${source} ${listen}`, fromFlag, token, readyMaxAgeS: file?.readyMaxAgeS ?? 300, maxConnections: file?.maxConnections ?? 1024 };
+  return { ...address, source: `${source} ${listen}`, fromFlag, token, readyMaxAgeS: file?.readyMaxAgeS ?? DEFAULT_READY_MAX_AGE_S, maxConnections: file?.maxConnections ?? 1024 };
 }
 
 function checkTokenLength(token: string, path: string): void {

@@ -6,6 +6,7 @@ export {
   BOUNDS,
   DEFAULT_INTERVALS,
   DEFAULT_CONFIG_PATH,
+  DEFAULT_READY_MAX_AGE_S,
   type Config,
   type ConfigFile,
   type ConfigFlags,

@@ -1,5 +1,5 @@
 import type { RequestObserver } from '../api/index.ts';
-import type { Config } from '../config/index.ts';
+import { type Config, DEFAULT_READY_MAX_AGE_S } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { HTTP_FACE, type HttpFaceRecord } from '../store/index.ts';
@@ -86,7 +86,11 @@ export class RemoteFaces {
     const log = this.logger.child({ component: 'http' });
     const { http } = this.config;
     // For `status`, whose advice for the running process depends on it: where it answers, if anywhere.
-    control.store.setRuntime(HTTP_FACE, { pid: process.pid, url: this.server ? (this.url ?? null) : null, token: http?.token !== undefined } satisfies HttpFaceRecord, Date.now());
+    control.store.setRuntime(
+      HTTP_FACE,
+      { pid: process.pid, url: this.server ? (this.url ?? null) : null, token: http?.token !== undefined, readyMaxAgeS: http?.readyMaxAgeS ?? DEFAULT_READY_MAX_AGE_S } satisfies HttpFaceRecord,
+      Date.now(),
+    );
     if (http && this.metrics && this.server) {
       this.metrics.bind({
         jobs: () => control.store.jobStates(),

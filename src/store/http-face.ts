@@ -7,4 +7,6 @@ export interface HttpFaceRecord {
   url: string | null;
   /** Whether its routes need the bearer token of `http.token`. */
   token: boolean;
+  /** Its `http.readyMaxAgeS` (/readyz's limit), which `status --check` takes too; absent from an older indexbot's record. */
+  readyMaxAgeS?: number;
 }

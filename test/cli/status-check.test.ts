@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { RunLock, SnapshotStore } from '../../src/store/index.ts';
+import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 import { buildCache } from '../helpers/backtest-cache.ts';
 
@@ -37,6 +37,25 @@ describe('indexbot status --check', () => {
     const stopped = check(db, 300);
     expect(stopped.status).toBe(1);
     expect(stopped.stdout).toMatch(new RegExp(`^stale: no indexbot process holds ${db}; last successful poll \\d+s ago\n$`));
+  });
+
+  it("takes the running process's http.readyMaxAgeS unless --max-age-s is given: it and /readyz agree (trial 33: ok beside a 503)", () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    store.recordJobRun('rebalancing:sindex', Date.now() - 120_000);
+    // As the process records it at its start, with http.readyMaxAgeS 60 in its config.
+    store.setRuntime(HTTP_FACE, { pid: process.pid, url: null, token: false, readyMaxAgeS: 60 } satisfies HttpFaceRecord, Date.now());
+    store.close();
+    const lock = RunLock.acquire(db);
+    try {
+      const run = (...args: string[]) => spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--db', db, ...args], { encoding: 'utf8' });
+      const taken = run();
+      expect(taken.status).toBe(1);
+      expect(taken.stdout).toMatch(/^stale: last successful poll \d+s ago \(limit 60s\)\n$/);
+      expect(run('--max-age-s', '300').status).toBe(0);
+    } finally {
+      lock.release();
+    }
   });
 
   it('is stale before the first successful poll', () => {

@@ -1,5 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -41,7 +41,7 @@ import {
   withParams,
   ParamsError,
 } from '../strategy/index.ts';
-import { LOG_FLAGS, checkRange, dateOption, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, checkRange, dateOption, exitOnInterrupt, intOption, intervalOption, listOption, loggerFor, numberOption, prepareOutputDirectory, withConfigFlags } from './options.ts';
 import { EXAMPLE_STRATEGIES, packageJson } from './package-files.ts';
 
 interface BacktestFlags extends ConfigFlags, BacktestInputFlags {
@@ -236,6 +236,8 @@ export function registerBacktestCommand(program: Command): void {
         // counted, not written (trial 25: 216 lines for 6 runs); the reports keep the alerts.
         const runLogs = manyRunsLogger(config, common.logger, logger);
         let lastProgressAt = Date.now();
+        // Ctrl-C says what it kept, as optimize and backfill do (trial 34: exit 130 without a word, the runs in a hidden folder).
+        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, runs.length, flags.out === undefined));
         try {
           reports = await runSweep({
             db: config.db,
@@ -256,6 +258,8 @@ export function registerBacktestCommand(program: Command): void {
           // A sweep that failed leaves no half of itself among the finished ones.
           if (flags.out === undefined) rmSync(into, { recursive: true, force: true });
           throw e;
+        } finally {
+          stopListening();
         }
         const sweepDir = flags.out ?? join('data', 'backtests', `sweep_${stableHash(reports.map((r) => r.runId)).slice(0, 12)}`);
         if (into !== sweepDir) {
@@ -278,6 +282,24 @@ export function registerBacktestCommand(program: Command): void {
       cache.close();
     }
   });
+}
+
+/**
+ * What a sweep stopped by Ctrl-C kept: the runs whose report files were both written (one cut
+ * mid-write is removed), in `dir`, or, for a sweep without --out, in a folder renamed from the
+ * hidden one it was gathered in. Says so in a line.
+ */
+export function keepInterruptedSweep(dir: string, total: number, hidden: boolean): string {
+  const runs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
+  for (const run of runs.filter((r) => !existsSync(join(dir, r.name, 'report.html')))) rmSync(join(dir, run.name), { recursive: true, force: true });
+  const kept = runs.filter((r) => existsSync(join(dir, r.name)));
+  if (hidden && kept.length === 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return `backtest interrupted: none of the ${total} runs had finished; nothing was kept`;
+  }
+  const shown = hidden ? join(dirname(dir), `sweep_interrupted${basename(dir).replace(/^\.sweep/, '')}`) : dir;
+  if (shown !== dir) renameSync(dir, shown);
+  return `backtest interrupted: ${kept.length} of ${total} runs kept in ${shown} (each run's report.json and report.html); the same command runs them all again`;
 }
 
 /** How often a sweep says how far it has got. */

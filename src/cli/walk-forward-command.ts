@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -20,7 +20,7 @@ import {
   withBacktestInputOptions,
   withParamsFrom,
 } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, durationOption, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, durationOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -93,13 +93,25 @@ export function registerWalkForwardCommand(program: Command): void {
       const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
       const dir = prepareOutputDirectory(flags.out ?? join('data', 'walk-forward', id), flags.out === undefined ? undefined : '--out');
       const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
+      // Its results are written at the end: a Ctrl-C keeps nothing, says so, and leaves no empty folder (trial 34: exit 130 without a word).
+      const stopListening = exitOnInterrupt(() => {
+        if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
+        return `walk-forward interrupted after ${windowsDone} of ${windows.length} windows; nothing was kept (its results are written at the end): the same command runs it again`;
+      });
+      let windowsDone = 0;
       const r = await walkForward({
         windows,
         grid,
         metric: flags.metric,
         run: runner,
-        onWindow: (done, total) => logger.info({ done, total }, `walk-forward: window ${done}/${total}`),
-      }).finally(() => runner.close());
+        onWindow: (done, total) => {
+          windowsDone = done;
+          logger.info({ done, total }, `walk-forward: window ${done}/${total}`);
+        },
+      }).finally(() => {
+        stopListening();
+        return runner.close();
+      });
       sayUnshown('walk-forward');
       const out = {
         format: 'indexbot-walk-forward/1',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCache } from '../helpers/backtest-cache.ts';
@@ -174,6 +175,47 @@ describe('research commands', () => {
     expect(fewer.status).toBe(0);
     expect(fewer.stdout).toContain(`${kept + 1} trials (0 run now, ${kept + 1} from the study, which held more than --trials 2: all are ranked)`);
   }, 120_000);
+
+  it('a sweep or a walk-forward stopped by Ctrl-C says what it kept, exit 75, and leaves no hidden or empty folder (trial 34: exit 130 without a word)', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-interrupt-'));
+    const strategy = new URL('../fixtures/backtest/slow-runs.ts', import.meta.url).pathname;
+    const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+    const stopped = async (args: string[], ready: () => boolean) => {
+      const child = spawn(process.execPath, [bin, ...args, '--strategy', strategy, '--indexes', 'x'], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const poll = setInterval(() => ready() && child.kill('SIGINT'), 50);
+      const status = await closed.finally(() => clearInterval(poll));
+      return { status, last: stderr.trim().split('\n').at(-1) };
+    };
+    const backtests = join(cwd, 'data', 'backtests');
+    const finishedRuns = () =>
+      existsSync(backtests) &&
+      readdirSync(backtests)
+        .filter((d) => d.startsWith('.sweep-'))
+        .some((d) => readdirSync(join(backtests, d)).some((run) => existsSync(join(backtests, d, run, 'report.html'))));
+    const grid = tempJsonFile('slow-grid.json', { run: [1, 2, 3] });
+    const sweep = await stopped(['backtest', '--grid', grid, '--workers', '1'], finishedRuns);
+    expect(sweep.status).toBe(75);
+    const m =
+      /^indexbot: backtest interrupted: (\d) of 3 runs kept in (data\/backtests\/sweep_interrupted-\w+) \(each run's report\.json and report\.html\); the same command runs them all again \[INTERRUPTED\]$/.exec(
+        sweep.last ?? '',
+      );
+    expect(m, sweep.last).not.toBeNull();
+    const kept = readdirSync(join(cwd, m![2]!));
+    expect(kept).toHaveLength(Number(m![1]));
+    for (const run of kept) expect(existsSync(join(cwd, m![2]!, run, 'report.json'))).toBe(true);
+    expect(readdirSync(backtests).filter((d) => d.startsWith('.sweep-'))).toEqual([]);
+    // Walk-forward writes at the end: nothing kept, and its folder not left empty.
+    const started = Date.now();
+    const wf = await stopped(['walk-forward', '--grid', grid, '--train', '2d', '--test', '1d', '--params', '{"delayMs":30}'], () => Date.now() - started > 3_000);
+    expect(wf.status).toBe(75);
+    expect(wf.last).toMatch(/^indexbot: walk-forward interrupted after \d of \d windows; nothing was kept \(its results are written at the end\): the same command runs it again \[INTERRUPTED\]$/);
+    expect(readdirSync(join(cwd, 'data', 'walk-forward'))).toEqual([]);
+  }, 90_000);
 
   it("optimize, walk-forward and check-lookahead count the runs' info lines instead of writing them, and say so; --log-level debug writes them", async () => {
     const dir = dirname(db);

@@ -1,4 +1,4 @@
-export { runBacktest, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type BacktestAlert, type IndexCoverage } from './replay.ts';
+export { runBacktest, replayRange, edgeGaps, isLargeGap, defaultMaxGapMs, type BacktestOptions, type BacktestResult, type BacktestAlert, type IndexCoverage } from './replay.ts';
 export { openCache } from './inputs.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
 export { buildReport, gapText, gapsInRun, reportJson, reportJsonChunks, reportSummary, REPORT_FORMAT, type BacktestReport, type ReportSummary } from './report.ts';

@@ -303,8 +303,18 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
     const unfilled = (hole: TimeRange | null) => (hole ? missingRanges(hole, backfilled) : []);
     return { indexId, ...held, gaps: [...unfilled(ends.before), ...held.gaps, ...unfilled(ends.after)] };
   });
-  const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(s.to).toISOString().slice(0, 10)}`;
   const empty = coverage.filter((c) => c.points === 0).map((c) => c.indexId);
+  const iso = (t: number) => new Date(t).toISOString().slice(0, 16);
+  // No backfill helps: a 1d run from 01:00 to 12:00 holds no point (trial 34: told to backfill --from and --to the same day, which backfill refuses).
+  if (empty.length === s.indexes.length && s.to - s.from < step) {
+    throw new BacktestDataError(
+      `${iso(s.from)} .. ${iso(s.to)} is shorter than one ${s.interval} interval and holds no ${s.interval} point: widen the range, or use a shorter --interval`,
+      'BACKTEST_NO_DATA',
+    );
+  }
+  // Whole days that cover the range: backfill's --to is a day, and must come after --from.
+  const day = 86_400_000;
+  const range = `--from ${new Date(s.from).toISOString().slice(0, 10)} --to ${new Date(Math.max(Math.ceil(s.to / day), Math.floor(s.from / day) + 1) * day).toISOString().slice(0, 10)}`;
   if (empty.length > 0) {
     throw new BacktestDataError(
       `no cached ${s.interval} history for ${empty.join(', ')} in that range; run \`indexbot backfill ${range} --interval ${s.interval} --indexes ${empty.join(',')}\``,

@@ -20,6 +20,7 @@ import {
   sweepHeadings,
   sweptOnly,
   renderTable,
+  replayRange,
   runBacktest,
   runSweep,
   sweepFile,
@@ -215,6 +216,14 @@ export function registerBacktestCommand(program: Command): void {
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       const { held: _held, ...common } = backtestInputs(flags, config, cache, logger, strategy);
+      // One point is no run: every figure was 0 or blank, and it exited 0 (trial 34). Refused here, not in the engine: a lookahead check's cut at the first point is one.
+      const { settings: replayed } = replayRange(cache, common);
+      if (replayed.from === replayed.to) {
+        throw new BacktestDataError(
+          `the cache holds one ${replayed.interval} point in that range (${new Date(replayed.from).toISOString().slice(0, 16)}): a backtest needs two or more; widen the range${replayed.interval === '1d' ? ', or use --interval 1h' : ''}`,
+          'BACKTEST_NO_DATA',
+        );
+      }
       // Each run's report (a sweep's run: its summary), for the failures below.
       let reports: ReportSummary[];
       if (runs.length === 1) {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { MAX_WORKERS, fixed, formatTable, pct, splitParams } from '../backtest/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { ConfigError } from '../core/index.ts';
+import { ConfigError, UsageError } from '../core/index.ts';
+import { INTERVAL_MS } from '../contract/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
@@ -66,6 +67,13 @@ export function registerWalkForwardCommand(program: Command): void {
     ...LOG_FLAGS,
     'strategies',
   ).action(async (flags: WalkForwardFlags) => {
+    // A window shorter than one interval holds one point at most, and no backtest (trial 34: told to backfill a day to the same day).
+    for (const [flag, ms] of [
+      ['--train', flags.train],
+      ['--test', flags.test],
+    ] as const) {
+      if (ms < INTERVAL_MS[flags.interval]) throw new UsageError(`${flag} ${ms / 3_600_000}h is shorter than one ${flags.interval} interval: lengthen it, or use a shorter --interval`);
+    }
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
     const loaded = await resolveStrategy(flags.strategy, config, logger);

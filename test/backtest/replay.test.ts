@@ -222,7 +222,10 @@ describe('backtest replay', () => {
     const s = await strategy('announce-buyer');
     const e = await runBacktest({ cache, strategy: s, indexes: ['x', 'nope'], from: T0, to: T0 + 10 * H }).catch((x: unknown) => x);
     expect((e as BacktestDataError).code).toBe('BACKTEST_NO_DATA');
-    expect((e as Error).message).toContain('indexbot backfill --from 2025-03-01 --to 2025-03-01 --interval 1h --indexes nope');
+    // Whole days that cover the range, --to after --from: the same day twice is refused by backfill (trial 34).
+    expect((e as Error).message).toContain('indexbot backfill --from 2025-03-01 --to 2025-03-02 --interval 1h --indexes nope');
+    const short = await runBacktest({ cache, strategy: s, indexes: ['x'], from: T0 + 10 * 60_000, to: T0 + 40 * 60_000 }).catch((x: unknown) => x);
+    expect((short as Error).message).toBe('2025-03-01T00:10 .. 2025-03-01T00:40 is shorter than one 1h interval and holds no 1h point: widen the range, or use a shorter --interval');
     cache.close();
   });
 });

@@ -176,6 +176,16 @@ describe('research commands', () => {
     expect(fewer.stdout).toContain(`${kept + 1} trials (0 run now, ${kept + 1} from the study, which held more than --trials 2: all are ranked)`);
   }, 120_000);
 
+  it('a range of one point, or a window shorter than one interval, is refused in one line instead of a run of zero length (trial 34)', async () => {
+    const one = await runCli(['backtest', '--strategy', 'rebalance-front-run', '--indexes', 'x', '--from', '2025-03-01T00:00:00Z', '--to', '2025-03-01T00:30:00Z'], env);
+    expect(one.status).toBe(64);
+    expect(one.stderr.trim().split('\n').at(-1)).toBe('indexbot: the cache holds one 1h point in that range (2025-03-01T00:00): a backtest needs two or more; widen the range [BACKTEST_NO_DATA]');
+    const grid = tempJsonFile('short-window-grid.json', { holdHours: [6, 12] });
+    const wf = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--interval', '1d', '--train', '2d', '--test', '12h'], env);
+    expect(wf.status).toBe(64);
+    expect(wf.stderr.trim().split('\n').at(-1)).toBe('indexbot: --test 12h is shorter than one 1d interval: lengthen it, or use a shorter --interval [USAGE_INVALID]');
+  });
+
   it('a sweep or a walk-forward stopped by Ctrl-C says what it kept, exit 75, and leaves no hidden or empty folder (trial 34: exit 130 without a word)', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'indexbot-interrupt-'));
     const strategy = new URL('../fixtures/backtest/slow-runs.ts', import.meta.url).pathname;

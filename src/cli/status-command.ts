@@ -183,9 +183,13 @@ function render(s: Status, commandArgs: string): string {
   lines.push('Indexes (cache)');
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
-    const span = i.historyFirst === null ? '' : ` (${new Date(i.historyFirst).toISOString().slice(0, 16)} .. ${new Date(i.historyLast!).toISOString().slice(0, 16)})`;
+    const at = (t: number) => new Date(t).toISOString().slice(0, 16);
+    const history =
+      i.history.length === 0
+        ? 'history      0'
+        : i.history.map((h) => `history ${h.interval} ${String(h.points).padStart(6)} (${at(h.first)} .. ${at(h.last)}${h.missing > 0 ? `, ${h.missing} missing` : ''})`).join('  ');
     lines.push(
-      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  history ${String(i.historyPoints).padStart(6)}${span}  rebalances ${i.rebalances}${i.polled === false ? '  (not polled by the last run)' : ''}`,
+      `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  ${history}  rebalances ${i.rebalances}${i.polled === false ? '  (not polled by the last run)' : ''}`,
     );
   }
   if (s.eventStream) {

@@ -56,6 +56,12 @@ export interface IndexCacheSummary {
   /** The first and last history point, over every interval (null without any). */
   historyFirst: number | null;
   historyLast: number | null;
+  /**
+   * Each interval's points apart: one count over 1h and 1d mixed told nothing of either, and a
+   * hole showed only when a backtest met it (trial 34). `missing`: points the span from first
+   * to last has room for and the cache does not hold.
+   */
+  history: { interval: string; points: number; first: number; last: number; missing: number }[];
   rebalances: number;
 }
 
@@ -533,6 +539,13 @@ export class SnapshotStore implements TokenStore {
   }
 
   indexCacheSummaries(): IndexCacheSummary[] {
+    const spans = new Map<string, IndexCacheSummary['history']>();
+    for (const r of this.s.historySpans.all() as Row[]) {
+      const step = INTERVAL_MS[r.interval as keyof typeof INTERVAL_MS];
+      const [points, first, last] = [r.points as number, r.first as number, r.last as number];
+      const missing = step === undefined ? 0 : Math.max(0, Math.floor((last - first) / step) + 1 - points);
+      spans.set(r.index_id as string, [...(spans.get(r.index_id as string) ?? []), { interval: r.interval as string, points, first, last, missing }]);
+    }
     return (this.s.indexSummaries.all() as Row[]).map((r) => ({
       indexId: r.index_id as string,
       name: r.name as string | null,
@@ -544,6 +557,7 @@ export class SnapshotStore implements TokenStore {
       historyPoints: r.history_points as number,
       historyFirst: r.history_first as number | null,
       historyLast: r.history_last as number | null,
+      history: spans.get(r.index_id as string) ?? [],
       rebalances: r.rebalances as number,
     }));
   }
@@ -749,6 +763,7 @@ function prepare(db: Database.Database) {
        ) ids
        LEFT JOIN indexes i ON i.id = ids.index_id ORDER BY ids.index_id`,
     ),
+    historySpans: db.prepare('SELECT index_id, interval, COUNT(*) AS points, MIN(ts) AS first, MAX(ts) AS last FROM history_points GROUP BY index_id, interval ORDER BY index_id, interval'),
     getTokens: db.prepare('SELECT * FROM auth_tokens WHERE base_url = ?'),
     saveTokens: db.prepare(
       `INSERT INTO auth_tokens (base_url, wallet, access_token, refresh_token, access_expires_at, refresh_expires_at) VALUES (?, ?, ?, ?, ?, ?)

@@ -76,8 +76,23 @@ describe('indexbot status on a cache filled by backfill alone', () => {
     expect(res.status, res.stderr).toBe(0);
     const rows = res.stdout.split('Indexes (cache)\n')[1]!.split('\n\n')[0]!.split('\n');
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatch(/^ {2}x +composition fetched never .* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1$/);
-    expect(rows[1]).toMatch(/^ {2}y +.* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 0$/);
+    expect(rows[0]).toMatch(/^ {2}x +composition fetched never .* history 1h +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1$/);
+    expect(rows[1]).toMatch(/^ {2}y +.* history 1h +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 0$/);
+  });
+
+  it('shows each interval apart and the points missing between its first and last (trial 34: one count over 1h and 1d, holes unseen)', () => {
+    const db = buildCache({ skipHours: [40, 50] });
+    const store = SnapshotStore.open(db);
+    store.transaction(() => store.history.insertPoints('x', '1d', [{ timestamp: '2025-03-01T00:00:00.000Z', nav: 1, constituents: [] }] as never));
+    store.close();
+    const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', db], { encoding: 'utf8' });
+    const x = res.stdout.split('Indexes (cache)\n')[1]!.split('\n')[0]!;
+    expect(x).toMatch(/ history 1d +1 \(2025-03-01T00:00 \.\. 2025-03-01T00:00\) {2}history 1h +109 \(2025-03-01T00:00 \.\. 2025-03-05T23:00, 11 missing\) {2}rebalances 1$/);
+    const json = JSON.parse(spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', db], { encoding: 'utf8' }).stdout);
+    expect(json.indexes[0].history.map((h: { interval: string; points: number; missing: number }) => [h.interval, h.points, h.missing])).toEqual([
+      ['1d', 1, 0],
+      ['1h', 109, 11],
+    ]);
   });
 
   it('marks an index the last run did not poll: one dropped from the config ages in the cache with no poll failing', () => {

@@ -102,6 +102,18 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
     for (const event of o.events) {
       now = event.detectedAt;
       const { seq: _seq, ...unstored } = event;
+      // As the poller stores the performance a live event is detected on: the index is priced at its NAV (trial 34: orders for it were refused, no_price).
+      if (event.type === 'performance.updated') {
+        const p = event.payload as { nav: number; returns: Record<string, number | null>; asOf: number };
+        store.transaction(() =>
+          storeResponse(store, 'performance', event.indexId, event.detectedAt, {
+            index_id: event.indexId,
+            as_of: new Date(p.asOf).toISOString(),
+            nav: p.nav,
+            returns: p.returns,
+          } as SnapshotValues['performance']),
+        );
+      }
       store.appendEvents([unstored]);
       await runtime.drain();
     }
@@ -120,18 +132,20 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
   }
 }
 
+/** A response stored as the poller stores it, fetched at `at`: the snapshot and its rows. */
+function storeResponse<K extends SnapshotKind>(store: SnapshotStore, endpoint: K, indexId: string, at: number, value: SnapshotValues[K]): void {
+  const raw = JSON.stringify(value);
+  const asOf = (value as { as_of?: string }).as_of;
+  const hash = createHash('sha256').update(raw).digest('hex').slice(0, 32);
+  const id = store.insertSnapshot({ endpoint, indexId, fetchedAt: at, asOf: asOf === undefined ? null : Date.parse(asOf), hash, raw, status: 'accepted' });
+  storeSnapshotRows(store, endpoint, value, id, at);
+}
+
 /** Stores the responses and points as the poller and a backfill would, rows and all. */
 function fillCache(store: SnapshotStore, cache: NonNullable<StrategyRunOptions['cache']>): void {
-  const stored = <K extends SnapshotKind>(endpoint: K, indexId: string, at: number, value: SnapshotValues[K]) => {
-    const raw = JSON.stringify(value);
-    const asOf = (value as { as_of?: string }).as_of;
-    const hash = createHash('sha256').update(raw).digest('hex').slice(0, 32);
-    const id = store.insertSnapshot({ endpoint, indexId, fetchedAt: at, asOf: asOf === undefined ? null : Date.parse(asOf), hash, raw, status: 'accepted' });
-    storeSnapshotRows(store, endpoint, value, id, at);
-  };
   store.transaction(() => {
-    for (const c of cache.compositions ?? []) stored('composition', c.data.index_id, c.at, c.data);
-    for (const r of cache.rebalancing ?? []) stored('rebalancing', r.indexId, r.at, [...r.data]);
+    for (const c of cache.compositions ?? []) storeResponse(store, 'composition', c.data.index_id, c.at, c.data);
+    for (const r of cache.rebalancing ?? []) storeResponse(store, 'rebalancing', r.indexId, r.at, [...r.data]);
     for (const h of cache.history ?? []) store.history.insertPoints(h.indexId, h.interval ?? '1h', h.points);
   });
 }

@@ -135,5 +135,14 @@ describe('runStrategy with a cache', () => {
     expect(result.state).toEqual({ [String(day(2, 1))]: 101, [String(day(3, 1))]: 102 });
     expect(result.rejections).toEqual([]);
     expect(result.fills.map((f) => f.price)).toEqual([101, 102]);
+    // With no history given, a performance event prices its index at its own NAV, as the poll a live one is detected on does (trial 34: refused, no_price).
+    const alone = await runStrategy({
+      strategy: unitBuyer,
+      events: [performanceUpdated({ nav: 50, at: day(2, 1) }), performanceUpdated({ nav: 55, at: day(3, 1) })],
+      paper: { initialCash: 1_000, feeBps: 0, slippageBps: 0 },
+    });
+    expect(alone.rejections).toEqual([]);
+    expect(alone.fills.map((f) => f.price)).toEqual([50, 55]);
+    expect(alone.state).toEqual({ [String(day(2, 1))]: 50, [String(day(3, 1))]: 55 });
   });
 });

@@ -6,7 +6,7 @@ import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } 
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
-import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat } from '../stream/index.ts';
+import { EVENT_STREAM, STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat, publishedCursor } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { faceAt, getFromDaemon } from './daemon-control.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -44,6 +44,8 @@ export function collectStatus(store: SnapshotStore, now: number) {
           missed: missed ? { events: missed.events, lastFrom: missed.last.from, lastTo: missed.last.to, lastAgeS: ageS(missed.last.at) } : null,
         }
       : null,
+    // A collector's publishing: what its runners have not been sent yet (Redis away).
+    publishing: publishingStatus(store),
     // The daemon (or runner) holding this database's lock now, if one does.
     daemon: daemonStatus(store),
     db: store.path,
@@ -197,13 +199,25 @@ function render(s: Status, commandArgs: string): string {
     lines.push('', 'Event stream (a runner)', `  ${e.stream}  group ${e.group}  lag ${e.lag ?? '?'}  pending ${e.pending ?? '?'}  last read ${age(e.lastReadAgeS)}`);
     // Its lag does not move once it stopped, while the stream goes on growing.
     if (e.running === false) lines.push(`  its runner (pid ${e.pid}) is no longer running: lag and pending are as of its last read`);
+    // A read is answered every second or so: one this old means Redis is away or the runner stuck, and the stream has moved on (trial 33: "lag 0" beside a lag of 14).
+    else if (e.lastReadAgeS > STALE_READ_S) lines.push(`  lag and pending are as of that read, ${age(e.lastReadAgeS)}: Redis away, or the runner stuck`);
     if (e.missed) {
       lines.push(
         `  MISSED ${e.missed.events} event(s) the stream no longer held when this runner read that far (last: the collector's ${e.missed.lastFrom}..${e.missed.lastTo}, ${age(e.missed.lastAgeS)})`,
       );
     }
   }
+  if (s.publishing) {
+    const p = s.publishing;
+    lines.push(
+      '',
+      'Event stream (a collector)',
+      `  ${p.stream}  published through seq ${p.publishedSeq}  unpublished ${p.unpublished}${p.unpublished > 0 ? ' (its runners see none of them until they are)' : ''}`,
+    );
+  }
   lines.push('', 'Poll jobs');
+  // A runner polls nothing: its collector's polls come with the stream (trial 33: an empty heading).
+  if (s.jobs.length === 0) lines.push(s.eventStream ? "  none here: a runner's data comes with the stream, fetched by its collector (composition fetched, above)" : '  none yet');
   for (const j of s.jobs) {
     const failing = j.consecutiveFailures > 0 ? `  FAILING x${j.consecutiveFailures}: ${j.lastError}` : '';
     lines.push(`  ${j.job.padEnd(26)} last success ${age(j.lastSuccessAgeS)}${failing}`);
@@ -250,6 +264,17 @@ function render(s: Status, commandArgs: string): string {
     if (g.shared) lines.push(`    ${describeShared(g.shared, gone)}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A read of the stream older than this is no longer the runner's present. */
+const STALE_READ_S = 15;
+
+/** Where a collector's publishing stands, when this database has published to the event stream. */
+function publishingStatus(store: SnapshotStore): { stream: string; publishedSeq: number; unpublished: number } | null {
+  const cursor = store.cursors().find((c) => c.consumer === publishedCursor());
+  if (!cursor) return null;
+  // Seqs have no gaps: the difference counts the events.
+  return { stream: EVENT_STREAM, publishedSeq: cursor.seq, unpublished: Math.max(0, store.lastEventSeq() - cursor.seq) };
 }
 
 /** The process holding this database's lock, and its HTTP face as it recorded it at its start (an older indexbot's records none). */

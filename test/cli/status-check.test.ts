@@ -69,6 +69,28 @@ describe('indexbot status --check', () => {
   });
 });
 
+describe('indexbot status of the event stream', () => {
+  it("says when a runner's last read is too old to stand for its lag, and why its poll jobs are empty; a collector's events not yet published (trial 33)", () => {
+    const runnerDb = tempDbPath();
+    const runner = SnapshotStore.open(runnerDb);
+    runner.setRuntime('eventStreamRead', { stream: 'indexbot:events', group: 'box-2', lag: 0, pending: 0, pid: process.pid }, Date.now() - 45_000);
+    runner.close();
+    const text = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', runnerDb], { encoding: 'utf8' }).stdout;
+    expect(text).toMatch(/\n {2}indexbot:events {2}group box-2 {2}lag 0 {2}pending 0 {2}last read (\S+) ago\n {2}lag and pending are as of that read, \1 ago: Redis away, or the runner stuck\n/);
+    expect(text).toContain("\nPoll jobs\n  none here: a runner's data comes with the stream, fetched by its collector (composition fetched, above)\n");
+
+    const collectorDb = tempDbPath();
+    const collector = SnapshotStore.open(collectorDb);
+    collector.appendEvents([1, 2, 3, 4, 5].map((n) => ({ id: `index.listed:i${n}`, type: 'index.listed', indexId: `i${n}`, occurredAt: n, detectedAt: n, payload: {} }) as never));
+    collector.setCursor('stream:indexbot:events', 3, Date.now());
+    collector.close();
+    const published = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', collectorDb], { encoding: 'utf8' }).stdout;
+    expect(published).toContain('\nEvent stream (a collector)\n  indexbot:events  published through seq 3  unpublished 2 (its runners see none of them until they are)\n');
+    const json = JSON.parse(spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--json', '--db', collectorDb], { encoding: 'utf8' }).stdout);
+    expect(json.publishing).toEqual({ stream: 'indexbot:events', publishedSeq: 3, unpublished: 2 });
+  });
+});
+
 describe('indexbot status on a cache filled by backfill alone', () => {
   it('shows per index the history points, their range and the rebalancing records', () => {
     // History points and a rebalancing record, as backfill stores them: no index list, no snapshots.

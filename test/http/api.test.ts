@@ -53,7 +53,7 @@ describe('the HTTP face of indexbot run --http, against the sandbox', () => {
     expect(ready.lastSuccessfulPollAgeS).toBeLessThanOrEqual(30);
     // Where it answers, for `status` to name in its advice.
     const face = readDb(d.db, (db) => db.prepare("SELECT value FROM runtime WHERE key = 'httpFace'").get() as { value: string });
-    expect(JSON.parse(face.value)).toEqual({ pid: expect.any(Number), url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+/), token: false });
+    expect(JSON.parse(face.value)).toEqual({ pid: expect.any(Number), url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+/), token: false, readyMaxAgeS: 300 });
     expect(d.url.startsWith(JSON.parse(face.value).url.replace(/\/$/, ''))).toBe(true);
   });
 

@@ -88,6 +88,16 @@ export function registerBackfillCommand(program: Command): void {
         const fetched = i.fetched.length === 0 ? 'already cached' : `+${i.points} points, +${i.rebalances} rebalancing records`;
         out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
       }
+    } catch (e) {
+      // A temporary failure ends it as Ctrl-C does: what it kept, and that the same command resumes (trial 34: a malformed page said neither).
+      if (e instanceof IndexbotError && e.kind === 'temporary' && e.code !== 'INTERRUPTED') {
+        throw new IndexbotError(
+          `${e.message}; backfill stopped: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`,
+          e.code,
+          e.kind,
+        );
+      }
+      throw e;
     } finally {
       clearInterval(waiting);
       bar?.stop();

@@ -184,6 +184,22 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     expect(again.stdout).toMatch(/\n {2}sindex +\+[1-9]\d* points/);
   });
 
+  it('backfill stopped by a malformed page says what it kept and that the same command resumes, exit 75 (trial 34: neither)', async () => {
+    const into = tempDbPath();
+    // mindex's pages come first and are kept; sindex's history answers a body that is not JSON.
+    await control(sandbox, '/faults', { kind: 'malformed', count: 1, path_prefix: '/indexes/sindex/history' });
+    const r = await runCli(['backfill', '--from', '2026-10-01', '--indexes', 'mindex,sindex', '--base-url', sandbox.baseUrl, '--db', into], { INDEXBOT_API_KEY: sandbox.keys.premium });
+    expect(r.status).toBe(75);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^indexbot: response from GET /indexes/sindex/history \\(HTTP 200\\) is not JSON .*; backfill stopped: [1-9]\\d* page\\(s\\) stored in ${into.replaceAll('.', '\\.')}; run the same command again to resume \\(what is held is not fetched again\\) \\[RESPONSE_MALFORMED\\]$`,
+      ),
+    );
+    const again = await runCli(['backfill', '--from', '2026-10-01', '--indexes', 'mindex,sindex', '--base-url', sandbox.baseUrl, '--db', into], { INDEXBOT_API_KEY: sandbox.keys.premium });
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/\n {2}mindex +(already cached|\+0 points, \+0 rebalancing records);/);
+  });
+
   it('sandbox: a port already in use is one line naming it', async () => {
     const port = new URL(sandbox.origin).port;
     expectOneLine(await runCli(['sandbox', '--port', port]), 64, `--port ${port}`, 'already in use');

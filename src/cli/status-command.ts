@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, DEFAULT_READY_MAX_AGE_S, httpToken, loadConfig } from '../config/index.ts';
-import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
+import { ConfigError, IndexbotError, StoreError, UsageError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
-import { EVENT_STREAM, STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat, publishedCursor } from '../stream/index.ts';
+import { EVENT_STREAM, STALE_READ_S, STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat, publishedCursor } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { faceAt, getFromDaemon } from './daemon-control.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -117,6 +117,8 @@ export function registerStatusCommand(program: Command): void {
     .option('--max-age-s <s>', `heartbeat age that --check calls stale (default the running process's http.readyMaxAgeS, as /readyz, else ${DEFAULT_READY_MAX_AGE_S})`, intOption(1, 365 * 86_400))
     .option('--url <url>', "read a running daemon's HTTP face instead of a database, such as http://127.0.0.1:9464 (token: http.token, or INDEXBOT_HTTP_TOKEN)")
     .action(async (flags: StatusFlags) => {
+      // One of them would be dropped without a word (trial 35: --json --check printed the check's line).
+      if (flags.check && flags.json) throw new UsageError('--check and --json: give one (--check prints one line and exits 0 or 1; --json prints the whole status)');
       if (flags.url !== undefined) {
         // Watched from elsewhere: what the daemon answers is what it would print on its own machine.
         const face = faceAt(flags.url, httpToken(flags, process.env));
@@ -125,7 +127,15 @@ export function registerStatusCommand(program: Command): void {
       }
       // A script (--json) is refused too, as a health check is: it would parse another bot's status, with exit 0 (trial 26).
       const db = flags.db ?? process.env.INDEXBOT_DB ?? tryConfigDb(flags, flags.check === true || flags.json === true) ?? 'data/indexbot.db';
-      if (!existsSync(db)) throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
+      if (!existsSync(db)) {
+        // A health check's answer, not a configuration error: a monitor reading 0 or 1 took 78 for "unknown" (trial 35), on a fresh volume or a wrong path alike.
+        if (flags.check) {
+          process.stdout.write(`stale: no database at ${db}: no bot has run on it\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
+      }
       const store = SnapshotStore.open(db, { readonly: true });
       try {
         // A command it advises names what this status was read from: without them it would read another database.
@@ -265,9 +275,6 @@ function render(s: Status, commandArgs: string): string {
   }
   return `${lines.join('\n')}\n`;
 }
-
-/** A read of the stream older than this is no longer the runner's present. */
-const STALE_READ_S = 15;
 
 /** Where a collector's publishing stands, when this database has published to the event stream. */
 function publishingStatus(store: SnapshotStore): { stream: string; publishedSeq: number; unpublished: number } | null {

@@ -13,6 +13,9 @@ export interface StreamHeartbeat {
   pid?: number;
 }
 
+/** A runner's read is answered every second or so: one older than this (s) is no longer its present. */
+export const STALE_READ_S = 15;
+
 /** Where a runner's store counts the events it never got: the stream had lost them (Redis restarted empty, trimmed) before it read that far. */
 export const STREAM_MISSED = 'eventStreamMissed';
 

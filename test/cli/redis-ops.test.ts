@@ -76,6 +76,15 @@ describe('Redis in config and doctor', () => {
     expect(ok.stdout).toMatch(/\nPASS {2}event stream {5}redis:\/\/127\.0\.0\.1:\d+: Redis /);
     expect(ok.stdout).not.toMatch(/^FAIL/m);
     expect(ok.status).toBe(0);
+    // The runner's last read as its database recorded it: a pass while recent, a warning once old (trial 33: PASS from a record beside a FAIL for the same Redis).
+    const recorded = tempDbPath();
+    const store = SnapshotStore.open(recorded);
+    store.setRuntime('eventStreamRead', { stream: 'indexbot:events', group: 'box-1', lag: 0, pending: 0 }, Date.now() - 60_000);
+    store.close();
+    const old = await runCli(['doctor', '--db', recorded, '--base-url', 'http://127.0.0.1:1/v1', '--role', 'strategies', '--events', redis.url]);
+    expect(old.stdout).toMatch(
+      /\nWARN {2}stream reads {5}as the database recorded: group box-1, lag 0, pending 0 at its last answered read, 6\d s ago: no runner reads now, or its Redis does not answer\n/,
+    );
     const noStream = await runCli(base);
     expect(noStream.stdout).toContain("FAIL  event stream     --role strategies needs the event stream's Redis: --events redis://host:6379 or INDEXBOT_EVENTS_URL");
     expect(noStream.status).toBe(1);

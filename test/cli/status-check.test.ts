@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
@@ -56,6 +57,16 @@ describe('indexbot status --check', () => {
     } finally {
       lock.release();
     }
+  });
+
+  it('is stale, exit 1, where there is no database (a fresh volume, a wrong path); refuses --json beside it (trial 35: 78, and --json dropped)', () => {
+    const missing = join(tempDbPath(), '..', 'none.db');
+    const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--db', missing], { encoding: 'utf8' });
+    expect(res.status).toBe(1);
+    expect(res.stdout).toBe(`stale: no database at ${missing}: no bot has run on it\n`);
+    const both = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--json', '--db', missing], { encoding: 'utf8' });
+    expect(both.status).toBe(64);
+    expect(both.stderr).toBe('indexbot: --check and --json: give one (--check prints one line and exits 0 or 1; --json prints the whole status) [USAGE_INVALID]\n');
   });
 
   it('is stale before the first successful poll', () => {

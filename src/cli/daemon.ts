@@ -276,7 +276,7 @@ export function startStrategiesAndAlerts(store: SnapshotStore, strategies: Loade
   if (orphans.length > 0) {
     options.logger.warn(
       { consumers: orphans },
-      `cursors of strategies or alert sinks this run does not have: ${orphans.join(', ')}; retention keeps every performance event they have not read. If they are gone for good: stop the bot, then \`indexbot forget ${orphans.join(' ')}\``,
+      `cursors of strategies or alert sinks this run does not have: ${orphans.join(', ')}; retention keeps every performance event they have not read. If they are gone for good: stop the bot, then \`indexbot forget ${orphans.join(' ')} --db ${config.db}\``,
     );
   }
   alerts.start();

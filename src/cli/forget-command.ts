@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { alertConsumer, strategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, loadConfig } from '../config/index.ts';
-import { UsageError } from '../core/index.ts';
+import { UsageError, silentLogger } from '../core/index.ts';
+import { loadConfiguredStrategies } from './daemon.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
 import { consumerOf } from '../strategy/index.ts';
 import { withConfigFlags } from './options.ts';
@@ -25,6 +26,23 @@ export function orphanedConsumers(cursors: readonly string[], strategies: readon
   return [...new Set(orphans.map((c) => (c.startsWith('alert:') ? alertConsumer(consumerParts(c)!.sink!) : c)))];
 }
 
+/**
+ * The cursors of the strategies and sinks the config runs, as far as it can tell: a sink
+ * whose secret is not in this shell's environment, or strategies that fail to load here, are
+ * left out of the check, not made its failure.
+ */
+async function stillRun(flags: ConfigFlags): Promise<Set<string>> {
+  const running = new Set<string>();
+  try {
+    for (const s of loadConfig(flags, process.env, { server: false }).alerts.sinks) running.add(alertConsumer(s.name)).add(strategyAlertConsumer(s.name));
+  } catch {}
+  try {
+    const config = loadConfig(flags, process.env, { server: false, services: false });
+    for (const s of await loadConfiguredStrategies(config, silentLogger)) running.add(consumerOf(s.strategy.name));
+  } catch {}
+  return running;
+}
+
 export function registerForgetCommand(program: Command): void {
   withConfigFlags(
     program
@@ -33,13 +51,21 @@ export function registerForgetCommand(program: Command): void {
       .argument('<consumers...>', 'e.g. strategy:old-strategy alert:old-webhook'),
     'config',
     'db',
-  ).action((consumers: string[], flags: ConfigFlags) => {
+  ).action(async (consumers: string[], flags: ConfigFlags) => {
     const parts = consumers.map((c) => {
       const p = consumerParts(c);
       if (!p) throw new UsageError(`forget: "${c}" is no strategy or alert sink consumer; name one as status lists it, such as strategy:NAME or alert:SINK`);
       return p;
     });
     const config = loadConfig(flags, process.env, { server: false, services: false });
+    // What the config still runs would start again as new at the next run, its unread events skipped and a sink's queue lost (trial 35: dropped without a word).
+    const running = await stillRun(flags);
+    const kept = consumers.filter((_, i) => parts[i]!.cursors.some((c) => running.has(c)));
+    if (kept.length > 0) {
+      throw new UsageError(
+        `forget: the config still runs ${kept.join(', ')}: a run would start ${kept.length > 1 ? 'them' : 'it'} again as new, skipping what ${kept.length > 1 ? 'they' : 'it'} had not read; take ${kept.length > 1 ? 'them' : 'it'} out of the config first`,
+      );
+    }
     // Read first, without the lock: a mistyped --db is then "no database", not a new one made to forget nothing in.
     const store = SnapshotStore.open(config.db, { readonly: true });
     const held = new Set(store.cursors().map((c) => c.consumer));

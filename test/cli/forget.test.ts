@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { consumerParts, orphanedConsumers } from '../../src/cli/forget-command.ts';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
+import { writeConfig } from '../helpers/daemon.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const forget = (db: string, ...consumers: string[]) =>
@@ -36,6 +37,22 @@ describe('consumers a bot no longer runs', () => {
     expect(store.cursors().map((c) => c.consumer)).toEqual(['alert:hook', 'alert:hook:strategy-alerts', 'strategy:kept']);
     expect(store.outbox.summary().map((s) => s.sink)).toEqual(['hook']);
     store.close();
+  });
+
+  it("refuses what the config still runs, strategy or sink: the next run would start it again as new, a sink's queue lost (trial 35: dropped without a word)", () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    for (const consumer of ['strategy:counting', 'alert:hook', 'alert:hook:strategy-alerts', 'strategy:gone']) store.setCursor(consumer, 1, 1);
+    store.close();
+    const config = writeConfig(db, { db, strategies: { dir: 'test/fixtures/strategies/counting' }, alerts: { sinks: [{ type: 'webhook', name: 'hook', url: 'http://127.0.0.1:9/hook' }] } });
+    const run = (...consumers: string[]) => spawnSync(process.execPath, ['bin/indexbot.js', 'forget', ...consumers, '--config', config], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+    const refused = run('strategy:gone', 'strategy:counting', 'alert:hook');
+    expect([refused.status, refused.stderr]).toEqual([
+      64,
+      'indexbot: forget: the config still runs strategy:counting, alert:hook: a run would start them again as new, skipping what they had not read; take them out of the config first [USAGE_INVALID]\n',
+    ]);
+    const ok = run('strategy:gone');
+    expect([ok.status, ok.stdout]).toEqual([0, 'forgot strategy:gone\n']);
   });
 
   it('refuses a name that is no such consumer (64), one the database lacks (64), and a database a bot runs on (78), changing nothing', () => {

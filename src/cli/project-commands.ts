@@ -40,7 +40,7 @@ export function registerProjectCommands(program: Command): void {
         const { merged, changes } = mergePackageJson(existing, projectPackageJson(name));
         writeFileSync(packagePath, `${JSON.stringify(merged, null, 2)}\n`);
         out.push(changes.length > 0 ? `package.json: ${changes.join('; ')}` : 'package.json: had all it needs');
-        out.push(...keptConflicts(existing).map((c) => `note: ${c}`));
+        out.push(...keptConflicts(existing, target).map((c) => `note: ${c}`));
       }
       const cd = dir === '.' ? '' : dir;
       process.stdout.write(
@@ -149,8 +149,15 @@ function ownJavaScriptFiles(dir: string, depth = 0, found: string[] = []): strin
 }
 
 /** What init keeps of a project's own that does not fit what it writes: said, not changed. */
-function keptConflicts(existing: PackageJson): string[] {
+function keptConflicts(existing: PackageJson, dir: string): string[] {
   const notes: string[] = [];
+  // The deploy files run npm ci on the project alone: a tarball beside it is not in the image or on the server (trial 35: init said nothing).
+  const spec = existing.dependencies?.indexbot;
+  if (spec?.startsWith('file:') && relative(resolve(dir), resolve(dir, spec.slice('file:'.length))).startsWith('..')) {
+    notes.push(
+      `indexbot "${spec}" is outside the project: deploy/Dockerfile and the systemd steps run npm ci on the project alone; copy it in and npm install it from there (npm install ./${basename(spec)})`,
+    );
+  }
   const zod = existing.dependencies?.zod ?? existing.devDependencies?.zod;
   const major = zod === undefined ? undefined : Number(/(\d+)/.exec(zod)?.[1]);
   if (major !== undefined && major < 4) notes.push(`zod ${zod} kept; indexbot's strategy params are zod 4 schemas (install zod@4)`);

@@ -102,6 +102,13 @@ describe('init in a directory that has a package.json (npm install indexbot && n
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("note: zod ^3.23.0 kept; indexbot's strategy params are zod 4 schemas (install zod@4)\n");
     expect(run.stdout).toContain('note: scripts.test "jest" kept; the generated test/*.test.ts run with vitest (npx vitest run)\n');
+    // Installed from a tarball beside the project: the deploy files could not build (trial 35).
+    expect(run.stdout).toContain(
+      'note: indexbot "file:../indexbot-0.1.0.tgz" is outside the project: deploy/Dockerfile and the systemd steps run npm ci on the project alone; copy it in and npm install it from there (npm install ./indexbot-0.1.0.tgz)\n',
+    );
+    const inside = mkdtempSync(join(tmpdir(), 'indexbot-init-'));
+    writeFileSync(join(inside, 'package.json'), JSON.stringify({ ...npmInitThenInstall, dependencies: { indexbot: 'file:indexbot-0.1.0.tgz' } }, null, 2));
+    expect(init(inside).stdout).not.toContain('is outside the project');
   });
 
   it('refuses a package.json that is not JSON, writing nothing', () => {

@@ -95,8 +95,12 @@ describe('the published package', () => {
     expect(ok('node', [bin!, '--version'], bot).trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
     const docker = readFileSync(join(bot, 'deploy/Dockerfile'), 'utf8');
     expect(docker).toContain(`CMD ["node", "${bin}", "run"]`);
-    const sources = [...docker.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
+    const sources = [...docker.matchAll(/^COPY (?:--chown=\S+ )?(.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(sources).toEqual(['package.json', 'package-lock.json', 'strategies', 'config']);
+    // init writes the config 0600: copied as root's, USER node could not read it, and the bot exited 78 at every start (trial 35).
+    expect((statSync(join(bot, 'config/indexbot.json')).mode & 0o777).toString(8)).toBe('600');
+    expect(docker).toMatch(/^COPY --chown=node:node config \.\/config$/m);
+    expect(docker.indexOf('COPY --chown=node:node config')).toBeLessThan(docker.indexOf('USER node'));
     for (const source of sources) expect(existsSync(join(bot, source)), source).toBe(true);
     // Its compose: the project's image, the installed bin, one consumer group per runner.
     const compose = readFileSync(join(bot, 'deploy/compose.yaml'), 'utf8');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -153,7 +153,10 @@ export class SnapshotStore implements TokenStore {
       }
     }
     // Made by us, readable by us alone: it holds a wallet's tokens after `login` (trial 32: 0644, as the umask made it). SQLite gives its -wal and -shm the same mode.
-    if (!options.readonly && path !== ':memory:') createPrivately(path);
+    if (!options.readonly && path !== ':memory:') {
+      createPrivately(path);
+      refuseReadOnlyFiles(path);
+    }
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5_000 });
@@ -775,6 +778,26 @@ function prepare(db: Database.Database) {
 }
 
 /** Makes an empty file at `path` with mode 0600 unless one is there; what cannot be made is left to SQLite, which says why. */
+/**
+ * SQLite opens a file it may not write read-only without a word, and the first write fails
+ * as if the disk were full: exit 75, to be restarted for ever, naming no file (trial 35: a
+ * database chmod 444, and after a fix, the -shm file the failed start left read-only).
+ */
+function refuseReadOnlyFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      accessSync(file, constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? '';
+      if (code === 'ENOENT') continue;
+      throw new StoreError(
+        `${file} cannot be written (${WHY_NOT_WRITABLE[code] ?? (e as Error).message}, ${code}): the bot writes its database and the -wal and -shm files beside it; give them to the user it runs as (chown), or make them writable`,
+        'STORE_UNAVAILABLE',
+      );
+    }
+  }
+}
+
 function createPrivately(path: string): void {
   try {
     closeSync(openSync(path, 'wx', 0o600));

@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -264,6 +265,39 @@ describe('SnapshotStore', () => {
     chmodSync(path, 0o644);
     const warnings = permissionWarnings({ db: path } as Config);
     expect(warnings).toEqual([`the database ${path} is readable by group or others; chmod 600 it`]);
+  });
+
+  // Root writes whatever the mode: the files are given to nobody, who then opens them.
+  it.runIf(process.getuid?.() === 0)('refuses a database or -shm file its user may not write, naming it (trial 35: exit 75 for ever, no file named)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-readonly-'));
+    const path = join(dir, 'bot.db');
+    const store = SnapshotStore.open(path);
+    store.setRuntime('x', 1, 1);
+    store.close();
+    // As a failed start leaves it: the -shm read-only too.
+    writeFileSync(`${path}-shm`, '');
+    for (const f of [dir, path, `${path}-shm`]) chownSync(f, 65534, 65534);
+    const open = () =>
+      spawnSync(
+        process.execPath,
+        [
+          '--import',
+          './scripts/register-source-imports.mjs',
+          '--input-type=module',
+          '-e',
+          `import { SnapshotStore } from './src/store/index.ts'; try { SnapshotStore.open(${JSON.stringify(path)}).close(); console.log('opened'); } catch (e) { console.log(e.code + ' ' + e.message); }`,
+        ],
+        { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' },
+      ).stdout.trim();
+    chmodSync(path, 0o444);
+    expect(open()).toBe(
+      `STORE_UNAVAILABLE ${path} cannot be written (permission denied, EACCES): the bot writes its database and the -wal and -shm files beside it; give them to the user it runs as (chown), or make them writable`,
+    );
+    chmodSync(path, 0o600);
+    chmodSync(`${path}-shm`, 0o444);
+    expect(open()).toMatch(new RegExp(`^STORE_UNAVAILABLE ${path.replaceAll('.', '\\.')}-shm cannot be written \\(permission denied, EACCES\\)`));
+    chmodSync(`${path}-shm`, 0o600);
+    expect(open()).toBe('opened');
   });
 
   it('refuses a lock file that is not one, saying what to do', () => {

@@ -253,7 +253,7 @@ function render(s: Status, commandArgs: string): string {
   if (s.alerts.length === 0) lines.push('  none');
   for (const a of s.alerts) {
     const backlog = a.pending > 0 ? `  oldest pending ${a.oldestPendingAgeS} s${a.lastError ? ` (last error: ${a.lastError})` : ''}` : '';
-    const gaveUp = a.givenUp > 0 ? `  GAVE UP ${a.givenUp}: ${a.lastError}` : '';
+    const gaveUp = a.givenUp > 0 ? `  GAVE UP ${a.givenUp}: ${a.lastGiveUpError}` : '';
     lines.push(`  ${a.sink.padEnd(16)} delivered ${a.delivered}  pending ${a.pending}${backlog}${gaveUp}`);
   }
   if (s.budget) {

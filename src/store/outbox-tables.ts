@@ -21,7 +21,10 @@ export interface OutboxSummary {
   delivered: number;
   givenUp: number;
   oldestPendingAt: number | null;
+  /** Why the latest failed attempt of an alert still pending failed. */
   lastError: string | null;
+  /** Why the alert given up last was given up (trial 35: a later 500, retried, was shown as the give-ups' reason). */
+  lastGiveUpError: string | null;
 }
 
 /** The alert outbox, on the store's connection: enqueued inside the store's transactions. */
@@ -93,6 +96,7 @@ export class OutboxTables {
       givenUp: r.given_up as number,
       oldestPendingAt: r.oldest_pending_at as number | null,
       lastError: r.last_error as string | null,
+      lastGiveUpError: r.last_give_up_error as string | null,
     }));
   }
 }
@@ -112,7 +116,8 @@ function prepare(db: Database.Database) {
       `SELECT sink,
          SUM(status = 'pending') AS pending, SUM(status = 'delivered') AS delivered, SUM(status = 'given_up') AS given_up,
          MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
-         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.status != 'delivered' AND o.last_error IS NOT NULL ORDER BY COALESCE(o.finished_at, o.next_attempt_at) DESC LIMIT 1) AS last_error
+         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.status = 'pending' AND o.last_error IS NOT NULL ORDER BY o.next_attempt_at DESC LIMIT 1) AS last_error,
+         (SELECT last_error FROM alert_outbox o WHERE o.sink = a.sink AND o.status = 'given_up' ORDER BY o.finished_at DESC LIMIT 1) AS last_give_up_error
        FROM alert_outbox a GROUP BY sink ORDER BY sink`,
     ),
   };

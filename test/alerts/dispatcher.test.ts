@@ -147,7 +147,7 @@ describe('alert sinks against a local receiver', () => {
     await clock.advance(3_600_000);
     await dispatcher.runOnce();
     expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1 });
-    expect(store.outbox.summary()[0]!.lastError).toMatch(/^still failing after 61 min: HTTP 429$/);
+    expect(store.outbox.summary()[0]!.lastGiveUpError).toMatch(/^still failing after 61 min: HTTP 429$/);
   });
 
   it('honours a Retry-After only up to maxRetryAfterMs (60 s): a 429 asking for a year does not stall the queue', async () => {
@@ -207,8 +207,18 @@ describe('alert sinks against a local receiver', () => {
     // The next backoff (50 min) would end past the give-up age (60 min): given up at 60 min, with no third send.
     await clock.advance(20 * 60_000);
     await dispatcher.runOnce();
-    expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1, lastError: 'still failing after 60 min: HTTP 500' });
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 0, givenUp: 1, lastError: null, lastGiveUpError: 'still failing after 60 min: HTTP 500' });
     expect(receiver.requests).toHaveLength(2);
+  });
+
+  it("keeps a give-up's reason apart from a later retried failure's (trial 35: GAVE UP 2: HTTP 500, given up for a 400)", () => {
+    const store = SnapshotStore.open(tempDbPath());
+    store.outbox.enqueue('ops', 'e1', 1, 1);
+    store.outbox.enqueue('ops', 'e2', 2, 2);
+    store.outbox.givenUp('ops', 'e1', 10, 'refused: HTTP 400');
+    store.outbox.retryAt('ops', 'e2', 30, 'HTTP 500');
+    expect(store.outbox.summary()[0]).toMatchObject({ pending: 1, givenUp: 1, lastError: 'HTTP 500', lastGiveUpError: 'refused: HTTP 400' });
+    store.close();
   });
 
   it('says why an alert behind a failing one was given up untried, and for how long, in seconds under a minute (trial 28)', async () => {

@@ -104,7 +104,8 @@ export class TelegramCommands {
       reply = e instanceof StrategyError ? e.message : 'that failed; see the bot log';
       if (!(e instanceof StrategyError)) this.o.logger.error({ sink: this.o.sink.name, command, error: describe(e) }, 'telegram command failed');
     }
-    this.o.logger.info({ sink: this.o.sink.name, command }, 'telegram command');
+    // Its argument too (a strategy's name, bounded): who paused what is read from the log (trial 35).
+    this.o.logger.info({ sink: this.o.sink.name, command, args: args.slice(0, 2).map((a) => a.slice(0, 64)) }, 'telegram command');
     try {
       await this.call('sendMessage', { chat_id: this.o.sink.chatId, text: reply, disable_web_page_preview: true });
     } catch (e) {

@@ -109,6 +109,10 @@ export class StrategyRuntime {
     this.pausedNames = new Set(pausedStrategies(o.store));
     if (o.newStrategiesFrom === 'end') this.startNewStrategiesAtTheEnd();
     this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, this));
+    const paused = this.paused();
+    if (paused.length > 0) {
+      (o.logger ?? silentLogger).warn({ strategies: paused }, `paused since before this start: ${paused.join(', ')}; their events wait until \`indexbot strategies resume\``);
+    }
   }
 
   private startNewStrategiesAtTheEnd(): void {
@@ -191,6 +195,8 @@ export class StrategyRuntime {
     if (!markPaused(this.o.store, r.name, paused)) return false;
     if (paused) this.pausedNames.add(r.name);
     else this.pausedNames.delete(r.name);
+    // From the HTTP face, the dashboard or Telegram alike: why a strategy stopped trading is in the log (trial 35: no line).
+    (this.o.logger ?? silentLogger).info({ strategy: r.name }, paused ? 'strategy paused: its events wait in the log' : 'strategy resumed: it is given the events that waited');
     return true;
   }
 

@@ -108,6 +108,11 @@ describe('Telegram commands against a fake Bot API', () => {
     bot.say(CHAT, '/resume rebalance-alert');
     expect(await bot.reply(n++)).toBe('rebalance-alert resumed');
     expect(JSON.parse(paused())).toEqual([]);
+    // Who paused what, in the daemon's log (trial 35: the command without its strategy, and no line of the pause).
+    const log = d.daemon.output();
+    expect(log).toMatch(/"command":"\/pause","args":\["rebalance-alert"\],"msg":"telegram command"/);
+    expect(log).toMatch(/"strategy":"rebalance-alert","msg":"strategy paused: its events wait in the log"/);
+    expect(log).toMatch(/"strategy":"rebalance-alert","msg":"strategy resumed: it is given the events that waited"/);
     bot.say(CHAT, '/parked');
     expect(await bot.reply(n++)).toBe('no parked events');
     bot.say(CHAT, '/retry rebalance-alert');

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/core/index.ts';
+import { type Logger, silentLogger } from '../../src/core/index.ts';
 import type { NewEvent } from '../../src/detect/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { StrategyRuntime, consumerOf, loadStrategies } from '../../src/strategy/index.ts';
+import { captureLogger } from '../helpers/fake-transport.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 10);
@@ -15,9 +16,9 @@ const announced = (i: number): NewEvent => ({
   payload: { rebalanceId: `rb_${i}`, announcedAt: T0, effectiveAt: T0 + 3_600_000, reason: 'manual', changes: [] },
 });
 
-async function runtimeOn(store: SnapshotStore) {
+async function runtimeOn(store: SnapshotStore, logger: Logger = silentLogger) {
   const strategies = await loadStrategies('test/fixtures/strategies/counting', { logger: silentLogger });
-  return new StrategyRuntime({ store, strategies, retryBaseMs: 1, startedAt: T0 });
+  return new StrategyRuntime({ store, strategies, retryBaseMs: 1, startedAt: T0, logger });
 }
 
 describe('pausing a strategy', () => {
@@ -48,6 +49,24 @@ describe('pausing a strategy', () => {
     const state = store.strategies.stateEntries('counting');
     expect(state.get('seen')).toEqual(['rebalance.announced:sindex:rb_1', 'rebalance.announced:sindex:rb_2', 'rebalance.announced:sindex:rb_3']);
     expect(runtime.paused()).toEqual([]);
+    store.close();
+  });
+
+  it('logs each pause and resume, whoever asked, and a strategy still paused at a start (trial 35: no line)', async () => {
+    const path = tempDbPath();
+    let store = SnapshotStore.open(path);
+    const first = captureLogger();
+    let runtime = await runtimeOn(store, first.logger);
+    runtime.pause('counting');
+    runtime.pause('counting');
+    expect(first.lines.filter((l) => l.includes('"msg":"strategy paused: its events wait in the log"') && l.includes('"strategy":"counting"'))).toHaveLength(1);
+    store.close();
+    store = SnapshotStore.open(path);
+    const second = captureLogger();
+    runtime = await runtimeOn(store, second.logger);
+    expect(second.lines.filter((l) => l.includes('paused since before this start: counting; their events wait until `indexbot strategies resume`'))).toHaveLength(1);
+    runtime.resume('counting');
+    expect(second.lines.filter((l) => l.includes('"msg":"strategy resumed: it is given the events that waited"'))).toHaveLength(1);
     store.close();
   });
 

@@ -203,7 +203,8 @@ export class AlertDispatcher {
         continue;
       }
       // A sink that says when to come back is answering: its wish (bounded) replaces the backoff.
-      const failures = outcome.retryAfterMs === undefined ? (this.failuresInRow.get(sink.name) ?? 0) + 1 : 0;
+      // After a restart the streak is not in memory: the head alert's attempts carry it on (trial 35: 1 s again after a kill, against a sink still failing).
+      const failures = outcome.retryAfterMs === undefined ? (this.failuresInRow.get(sink.name) ?? row.attempts) + 1 : 0;
       this.failuresInRow.set(sink.name, failures);
       const wanted = outcome.retryAfterMs === undefined ? Math.min(this.maxRetryMs, this.retryBaseMs * 2 ** (failures - 1)) : Math.min(this.maxRetryAfterMs, outcome.retryAfterMs);
       const delay = Math.max(0, Math.min(wanted, row.createdAt + this.giveUpAfterMs - at));

@@ -211,6 +211,23 @@ describe('alert sinks against a local receiver', () => {
     expect(receiver.requests).toHaveLength(2);
   });
 
+  it('goes on doubling its backoff after a restart, from the attempts its head alert had (trial 35: 1 s again after a kill)', async () => {
+    const sinks = (url: string): SinkConfig[] => [{ type: 'webhook', name: 'hook', url: `${url}/hook` }];
+    const { receiver, store, clock, dispatcher } = await setup(sinks, () => ({ status: 500 }));
+    store.appendEvents([announced('x', 'rb_1')]);
+    for (const wait of [0, 1_000, 2_000, 4_000]) {
+      await clock.advance(wait);
+      await dispatcher.runOnce();
+    }
+    const head = () => store.outbox.pending('hook', 1)[0]!;
+    expect([head().attempts, head().nextAttemptAt - clock.now()]).toEqual([4, 8_000]);
+    // Restarted: a new dispatcher, its memory empty, on the same store.
+    const restarted = new AlertDispatcher({ store, sinks: sinks(receiver.url), clock, sender: new HttpSender(2_000, () => {}), retryBaseMs: 1_000, giveUpAfterMs: 3_600_000 });
+    await clock.advance(8_000);
+    await restarted.runOnce();
+    expect([head().attempts, head().nextAttemptAt - clock.now()]).toEqual([5, 16_000]);
+  });
+
   it("keeps a give-up's reason apart from a later retried failure's (trial 35: GAVE UP 2: HTTP 500, given up for a 400)", () => {
     const store = SnapshotStore.open(tempDbPath());
     store.outbox.enqueue('ops', 'e1', 1, 1);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { runCli, sandboxConfig } from '../helpers/daemon.ts';
@@ -34,6 +34,16 @@ describe('indexbot doctor against the sandbox', () => {
     expect(r.out).toContain('PASS  credentials      API key accepted');
     expect(existsSync(dir)).toBe(false);
     expect(r.code).toBe(0);
+  });
+
+  it('checks the server with an API key however the database fails: a key keeps no tokens (trial 35: "not checked" beside a read-only directory)', async () => {
+    const db = tempDbPath();
+    writeFileSync(db, 'not a database');
+    const config = sandboxConfig(sandbox, db, {});
+    const r = await doctor(['--config', config], { INDEXBOT_API_KEY: healthy.key });
+    expect(r.out).toMatch(/FAIL {2}database +.*is not a database file/);
+    expect(r.out).toContain('PASS  credentials      API key accepted');
+    expect(r.out).not.toContain('the database is needed to keep tokens');
   });
 
   it('passes a healthy setup, and sends a test message to a sink', async () => {

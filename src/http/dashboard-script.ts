@@ -34,6 +34,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   var TOKEN_KEY = 'indexbot-token';
   var FEED_MAX = 100;
   var charts = new Map();
+  // As the report pages do: the charts, by strategy, for a page test to read their scales.
+  window.indexbotCharts = charts;
   var lastSeq = 0;
   var pending;
 
@@ -131,8 +133,8 @@ export const DASHBOARD_SCRIPT = String.raw`
         chart = new uPlot(opts, [xs, ys], box);
         charts.set(name, chart);
       }
-      // One point (no fill yet) still gets a readable hour either side.
-      if (xs.length === 1) chart.setScale('x', { min: xs[0] - 3600, max: xs[0] + 3600 });
+      // One point (no fill yet, valued now): the two hours up to it, not an hour of future (trial 35).
+      if (xs.length === 1) chart.setScale('x', { min: xs[0] - 7200, max: xs[0] });
     });
   }
 
@@ -216,7 +218,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       renderOutbox(r[0].alerts);
       renderIndexes(r[1].indexes);
       renderStrategies(r[2].strategies);
-      setState('updated ' + time(Date.now()));
+      setState('updated ' + time(Date.now()) + ' UTC');
       return true;
     }, function (e) { report(e); return false; });
   }

@@ -98,6 +98,16 @@ describe('the dashboard', () => {
         await page.waitForSelector('#strategy-rebalance-front-run .chart canvas', { timeout: 20_000 });
         await page.waitForSelector('#feed li', { timeout: 10_000 });
         await page.waitForFunction(() => (globalThis as any).document.getElementById('live').textContent === 'live', undefined, { timeout: 10_000 });
+        // A strategy with no fill has one point, valued now: its axis ends there, not an hour into the future (trial 35).
+        await page.waitForSelector('#strategy-rebalance-alert .chart canvas', { timeout: 20_000 });
+        const scale = await page.evaluate(() => {
+          const x = (globalThis as any).indexbotCharts.get('rebalance-alert').scales.x;
+          return { min: x.min as number, max: x.max as number, now: Date.now() / 1000 };
+        });
+        expect(scale.max).toBeLessThanOrEqual(scale.now + 1);
+        expect(scale.max - scale.min).toBe(7200);
+        // Said in UTC, as every time on the page (trial 35: no zone).
+        await page.waitForFunction(() => /^updated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test((globalThis as any).document.getElementById('state').textContent), undefined, { timeout: 10_000 });
 
         const triggered = Date.now();
         const rb = (await control(sb, '/rebalance', { index_id: 'dindex', effective_in_seconds: 600 })).json.data;

@@ -125,13 +125,15 @@ describe('startDaemon', () => {
     expect(lockIsFree(db)).toBe(true);
   });
 
-  it('indexbot run: says which cursors belong to no strategy or sink it runs, and how to forget them (trial 32: they pinned retention for good, unsaid)', { timeout: 30_000 }, async () => {
+  it('indexbot run: says which cursors belong to no strategy or sink it runs, and how to forget them on its database (trial 32: they pinned retention for good, unsaid; trial 35: the command named no database)', {
+    timeout: 30_000,
+  }, async () => {
     const db = tempDbPath();
     const store = SnapshotStore.open(db);
     store.setCursor('strategy:gone', 0, 1);
     store.close();
     const warning = (await startThenStop(db, 'SIGTERM')).find((l) => l.includes('this run does not have'));
-    expect(JSON.parse(warning!)).toMatchObject({ level: 40, consumers: ['strategy:gone'], msg: expect.stringContaining('`indexbot forget strategy:gone`') });
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, consumers: ['strategy:gone'], msg: expect.stringContaining(`\`indexbot forget strategy:gone --db ${db}\``) });
   });
 
   it('indexbot run: a SIGTERM while its start waits on a server that does not answer ends the wait: exit 0 at once, not after the timeouts and retries (trial 32: 39 s)', {

@@ -13,6 +13,12 @@ import { instrumentLabel } from '../../src/strategy/index.ts';
 import { caught } from '../helpers/caught.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
+/** Whether this process may run a child as nobody (it is root) that can load this checkout. */
+function nobodyReadsThisCheckout(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  return spawnSync(process.execPath, ['-e', 'require("node:fs").accessSync(process.argv[1])', join(process.cwd(), 'src', 'store', 'index.ts')], { uid: 65534, gid: 65534 }).status === 0;
+}
+
 const composition = (asOf: string, weight = 0.5) => ({
   index_id: 'sindex',
   as_of: asOf,
@@ -267,8 +273,8 @@ describe('SnapshotStore', () => {
     expect(warnings).toEqual([`the database ${path} is readable by group or others; chmod 600 it`]);
   });
 
-  // Root writes whatever the mode: the files are given to nobody, who then opens them.
-  it.runIf(process.getuid?.() === 0)('refuses a database or -shm file its user may not write, naming it (trial 35: exit 75 for ever, no file named)', () => {
+  // Root writes whatever the mode: the files are given to nobody, who then opens them, with this checkout's code (which a clone in a private folder keeps from nobody).
+  it.runIf(nobodyReadsThisCheckout())('refuses a database or -shm file its user may not write, naming it (trial 35: exit 75 for ever, no file named)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'indexbot-readonly-'));
     const path = join(dir, 'bot.db');
     const store = SnapshotStore.open(path);

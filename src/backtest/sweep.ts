@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { type Logger, checkOptionRange, makeDirectories, silentLogger } from '../core/index.ts';
@@ -77,9 +77,18 @@ function outputOf(result: BacktestResult, output: SweepOutput): SweepRunOutput {
   if (output === 'result') return result;
   if (output === 'report') return reportFiles(result);
   const report = buildReport(result);
-  writeReportFiles(report, join(output.dir, report.runId));
+  // Written aside and renamed whole: a sweep stopped midway (Ctrl-C ends the process, its threads mid-write) leaves no run folder half made.
+  const dir = join(output.dir, report.runId);
+  const partial = `${dir}${PARTIAL_SUFFIX}`;
+  rmSync(partial, { recursive: true, force: true });
+  writeReportFiles(report, partial);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(partial, dir);
   return reportSummary(report);
 }
+
+/** A sweep's run folder while its reports are being written. */
+export const PARTIAL_SUFFIX = '.partial';
 
 /**
  * What one thread of a sweep keeps for all the runs it makes: the cache, open read-only once;

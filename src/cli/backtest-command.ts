@@ -6,6 +6,7 @@ import { SingleBar } from 'cli-progress';
 import {
   type BacktestOptions,
   MAX_WORKERS,
+  PARTIAL_SUFFIX,
   type ReportSummary,
   buildReport,
   reportJsonChunks,
@@ -246,7 +247,8 @@ export function registerBacktestCommand(program: Command): void {
         const runLogs = manyRunsLogger(config, common.logger, logger);
         let lastProgressAt = Date.now();
         // Ctrl-C says what it kept, as optimize and backfill do (trial 34: exit 130 without a word, the runs in a hidden folder).
-        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, runs.length, flags.out === undefined));
+        const before = new Set(readdirSync(into));
+        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, before, runs.length, flags.out === undefined));
         try {
           reports = await runSweep({
             db: config.db,
@@ -294,14 +296,15 @@ export function registerBacktestCommand(program: Command): void {
 }
 
 /**
- * What a sweep stopped by Ctrl-C kept: the runs whose report files were both written (one cut
- * mid-write is removed), in `dir`, or, for a sweep without --out, in a folder renamed from the
- * hidden one it was gathered in. Says so in a line.
+ * What a sweep stopped by Ctrl-C kept: the run folders it finished (each written aside and
+ * renamed whole), in `dir`, or, for a sweep without --out, in a folder renamed from the hidden
+ * one it was gathered in. Only folders the sweep made are looked at: --out may hold others,
+ * the user's own. Says so in a line.
  */
-export function keepInterruptedSweep(dir: string, total: number, hidden: boolean): string {
-  const runs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
-  for (const run of runs.filter((r) => !existsSync(join(dir, r.name, 'report.html')))) rmSync(join(dir, run.name), { recursive: true, force: true });
-  const kept = runs.filter((r) => existsSync(join(dir, r.name)));
+export function keepInterruptedSweep(dir: string, before: ReadonlySet<string>, total: number, hidden: boolean): string {
+  const made = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !before.has(e.name));
+  for (const run of made.filter((r) => r.name.endsWith(PARTIAL_SUFFIX))) rmSync(join(dir, run.name), { recursive: true, force: true });
+  const kept = made.filter((r) => !r.name.endsWith(PARTIAL_SUFFIX));
   if (hidden && kept.length === 0) {
     rmSync(dir, { recursive: true, force: true });
     return `backtest interrupted: none of the ${total} runs had finished; nothing was kept`;

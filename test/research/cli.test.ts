@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -197,28 +197,44 @@ describe('research commands', () => {
         stderr += d.toString();
       });
       const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-      const poll = setInterval(() => ready() && child.kill('SIGINT'), 50);
+      // One Ctrl-C: a second would end the process by the signal, as a user's second one does.
+      const poll = setInterval(() => {
+        if (!ready()) return;
+        clearInterval(poll);
+        child.kill('SIGINT');
+      }, 50);
       const status = await closed.finally(() => clearInterval(poll));
       return { status, last: stderr.trim().split('\n').at(-1) };
     };
     const backtests = join(cwd, 'data', 'backtests');
-    const finishedRuns = () =>
+    const finishedRuns = (dir: string) => existsSync(dir) && readdirSync(dir).some((run) => run.startsWith('bt_') && !run.endsWith('.partial'));
+    const hiddenFinished = () =>
       existsSync(backtests) &&
       readdirSync(backtests)
         .filter((d) => d.startsWith('.sweep-'))
-        .some((d) => readdirSync(join(backtests, d)).some((run) => existsSync(join(backtests, d, run, 'report.html'))));
-    const grid = tempJsonFile('slow-grid.json', { run: [1, 2, 3] });
-    const sweep = await stopped(['backtest', '--grid', grid, '--workers', '1'], finishedRuns);
+        .some((d) => finishedRuns(join(backtests, d)));
+    const grid = tempJsonFile('slow-grid.json', { run: [1, 2, 3, 4, 5, 6] });
+    // Two threads, each writing its runs' reports: stopped, no run folder is left half made.
+    const sweep = await stopped(['backtest', '--grid', grid, '--workers', '2'], hiddenFinished);
     expect(sweep.status).toBe(75);
     const m =
-      /^indexbot: backtest interrupted: (\d) of 3 runs kept in (data\/backtests\/sweep_interrupted-\w+) \(each run's report\.json and report\.html\); the same command runs them all again \[INTERRUPTED\]$/.exec(
+      /^indexbot: backtest interrupted: (\d) of 6 runs kept in (data\/backtests\/sweep_interrupted-\w+) \(each run's report\.json and report\.html\); the same command runs them all again \[INTERRUPTED\]$/.exec(
         sweep.last ?? '',
       );
     expect(m, sweep.last).not.toBeNull();
     const kept = readdirSync(join(cwd, m![2]!));
     expect(kept).toHaveLength(Number(m![1]));
-    for (const run of kept) expect(existsSync(join(cwd, m![2]!, run, 'report.json'))).toBe(true);
+    for (const run of kept) for (const file of ['report.json', 'report.html']) expect(existsSync(join(cwd, m![2]!, run, file)), `${run}/${file}`).toBe(true);
     expect(readdirSync(backtests).filter((d) => d.startsWith('.sweep-'))).toEqual([]);
+    // Into an --out that holds the user's own folders: they stay, whatever they hold (the review: a folder without report.html was removed).
+    const out = join(cwd, 'results');
+    mkdirSync(join(out, 'notes'), { recursive: true });
+    writeFileSync(join(out, 'notes', 'ideas.txt'), 'keep me');
+    const intoOut = await stopped(['backtest', '--grid', grid, '--workers', '2', '--out', out], () => finishedRuns(out));
+    expect(intoOut.status).toBe(75);
+    expect(intoOut.last).toMatch(new RegExp(`^indexbot: backtest interrupted: \\d of 6 runs kept in ${out.replaceAll('.', '\\.')} `));
+    expect(readFileSync(join(out, 'notes', 'ideas.txt'), 'utf8')).toBe('keep me');
+    expect(readdirSync(out).filter((d) => d.endsWith('.partial'))).toEqual([]);
     // Walk-forward writes at the end: nothing kept, and its folder not left empty.
     const started = Date.now();
     const wf = await stopped(['walk-forward', '--grid', grid, '--train', '2d', '--test', '1d', '--params', '{"delayMs":30}'], () => Date.now() - started > 3_000);

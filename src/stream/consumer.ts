@@ -39,13 +39,11 @@ export interface StreamConsumerOptions {
   logger?: Logger;
 }
 
-/** Runtime key: the stream entry up to which the events stored are not given to `consumers` (strategies new at a start). */
+/** Runtime key: per strategy new at a start, the stream entry up to which the events stored are not given to it. */
 export const STREAM_BACKLOG = 'eventStreamBacklog';
 
-interface StreamBacklog {
-  throughId: string;
-  consumers: string[];
-}
+/** Consumer (`strategy:<name>`) -> the last stream entry it skips: each its own, a later start's new strategy leaves an earlier one's as it was. */
+type StreamBacklog = Record<string, string>;
 
 type Entries = [id: string, fields: string[] | null][];
 
@@ -193,11 +191,8 @@ export class StreamConsumer {
   private async markBacklog(): Promise<void> {
     const [top] = await this.redis.xrevrange(this.stream, '+', '-', 'COUNT', 1);
     if (!top) return;
-    const kept = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
-    const backlog: StreamBacklog = {
-      throughId: kept && after(kept.throughId, top[0]) ? kept.throughId : top[0],
-      consumers: [...new Set([...(kept?.consumers ?? []), ...(this.o.newConsumers ?? [])])],
-    };
+    const backlog: StreamBacklog = { ...this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value };
+    for (const consumer of this.o.newConsumers ?? []) backlog[consumer] ??= top[0];
     this.o.store.setRuntime(STREAM_BACKLOG, backlog, Date.now());
   }
 
@@ -206,29 +201,36 @@ export class StreamConsumer {
     return this.o.store.transaction(() => {
       // Entries this store already holds (stored, then killed before the acknowledgement) are only acknowledged again.
       const done = this.o.store.runtime<{ lastId?: string }>('eventStream')?.value.lastId;
-      let backlog = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
+      const backlog = this.o.store.runtime<StreamBacklog>(STREAM_BACKLOG)?.value;
+      let backlogChanged = false;
       const added: IndexbotEvent[] = [];
       let previous = done;
       for (const [id, fields] of entries) {
         if (done !== undefined && !after(id, done)) continue;
         if (previous !== undefined) this.noteMissed(previous, id, isEvent(fields));
         previous = id;
-        if (backlog && after(id, backlog.throughId)) {
-          this.o.store.deleteRuntime(STREAM_BACKLOG);
-          backlog = undefined;
+        // Past a strategy's last skipped entry: it is given everything from here on.
+        for (const [consumer, through] of Object.entries(backlog ?? {})) {
+          if (!after(id, through)) continue;
+          delete backlog![consumer];
+          backlogChanged = true;
         }
         const entry = toEntry(fields ?? []);
         if (entry?.event) {
           const events = this.o.store.appendEvents([entry.event]);
           storeEventFacts(this.o.store, events);
           added.push(...events);
-          // Detected before the new strategies started: in the same transaction, so none of them is handed it.
-          for (const consumer of backlog?.consumers ?? []) {
-            if (this.o.store.cursor(consumer) < events[0]!.seq) this.o.store.setCursor(consumer, events[0]!.seq, Date.now());
+          // Detected before the new strategies started: in the same transaction, so none of them is handed it. None stored: the log held it already (the review: events[0] was read regardless, and the runner stalled).
+          for (const consumer of Object.keys(backlog ?? {})) {
+            for (const e of events) if (this.o.store.cursor(consumer) < e.seq) this.o.store.setCursor(consumer, e.seq, Date.now());
           }
         } else if (entry?.snapshot) storeSnapshot(this.o.store, entry.snapshot);
         // An entry trimmed from the stream, or one this runner cannot read, is acknowledged and left out.
         else this.logger.warn({ stream: this.stream, entry: id }, 'stream entry without a readable event or snapshot; skipped');
+      }
+      if (backlogChanged) {
+        if (Object.keys(backlog!).length === 0) this.o.store.deleteRuntime(STREAM_BACKLOG);
+        else this.o.store.setRuntime(STREAM_BACKLOG, backlog, Date.now());
       }
       this.o.store.setRuntime('eventStream', { stream: this.stream, group: this.o.group, lastId: entries.at(-1)![0] }, Date.now());
       return added;

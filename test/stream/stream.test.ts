@@ -161,6 +161,32 @@ describe('event stream (real redis-server)', () => {
     }
   });
 
+  it('each new strategy skips up to the stream entry of its own start; an event the log held already neither stalls the runner nor moves a cursor wrongly (the review)', async () => {
+    const stream = 'test:backlog-restart';
+    for (const n of [1, 2]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));
+    const store = SnapshotStore.open(tempDbPath());
+    // Strategy a was new at a start that saw the stream end at 2, and the runner was killed before it read anything.
+    store.startCursors([['strategy:a', 0]], Date.now());
+    store.setRuntime('eventStreamBacklog', { 'strategy:a': '2-0' }, Date.now());
+    // Event 1 is in the log already, under another entry: storing it again adds nothing.
+    store.appendEvents([event(1)]);
+    // Published while the runner was down: 3 and 4. Then it starts again, with strategy b new.
+    for (const n of [3, 4]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));
+    store.startCursors([['strategy:b', store.lastEventSeq()]], Date.now());
+    const consumer = new StreamConsumer({ store, redisUrl: redis.url, group: 'runner-d', stream, blockMs: 100, newConsumers: ['strategy:b'] });
+    consumer.start();
+    try {
+      await waitFor('every entry gone through', () => store.runtime<{ lastId: string }>('eventStream')?.value.lastId === '4-0', 10_000, 20);
+    } finally {
+      await consumer.stop();
+    }
+    const ids = (after: number) => store.eventsAfter(after).map((e) => e.id);
+    // a skips what was there at its own start (1, 2) and is given 3 and 4; b, new now, skips all four.
+    expect(ids(store.cursor('strategy:a'))).toEqual([event(3).id, event(4).id]);
+    expect(ids(store.cursor('strategy:b'))).toEqual([]);
+    store.close();
+  });
+
   it('a runner behind when the stream lost entries says which events it never got, in its log, status and the store (trial 33: silent)', async () => {
     const stream = 'test:lost';
     for (const n of [1, 2]) await admin.xadd(stream, `${n}-0`, 'id', event(n).id, 'event', JSON.stringify({ ...event(n), seq: n }));

@@ -116,12 +116,19 @@ function narrowedRange(r: Pick<BacktestResult, 'settings' | 'requested'>): strin
  */
 function allowedHoles(r: Pick<BacktestResult, 'settings' | 'coverage'>): string | null {
   const step = INTERVAL_MS[r.settings.interval];
-  const inside = r.coverage.flatMap((c) =>
-    c.gaps.filter((g) => g.to >= r.settings.from && g.from <= r.settings.to && isLargeGap(g, step, r.settings.maxGapMs)).map((g) => ({ indexId: c.indexId, ...g })),
-  );
-  if (inside.length === 0) return null;
-  const first = inside[0]!;
-  return `the cached history has ${inside.length} hole(s) longer than ${r.settings.maxGapMs / H} h inside the range (first: ${first.indexId} ${iso(first.from)} .. ${iso(first.to)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
+  // The part of each hole inside the run, judged by its own length; a hole several indexes share, once.
+  const holes = new Map<string, { from: number; to: number; indexIds: string[] }>();
+  for (const c of r.coverage) {
+    for (const g of c.gaps) {
+      const hole = { from: Math.max(g.from, r.settings.from), to: Math.min(g.to, r.settings.to) };
+      if (hole.from > hole.to || !isLargeGap(hole, step, r.settings.maxGapMs)) continue;
+      const key = `${hole.from} ${hole.to}`;
+      holes.set(key, { ...hole, indexIds: [...(holes.get(key)?.indexIds ?? []), c.indexId] });
+    }
+  }
+  if (holes.size === 0) return null;
+  const first = [...holes.values()].sort((a, b) => a.from - b.from)[0]!;
+  return `the cached history has ${holes.size} hole(s) longer than ${r.settings.maxGapMs / H} h inside the range (first: ${iso(first.from)} .. ${iso(first.to)}, ${fewNames(first.indexIds)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
 }
 
 export type BacktestReport = ReturnType<typeof buildReport>;

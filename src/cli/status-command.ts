@@ -26,6 +26,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
   // A runner's (--role strategies) event stream: its group, lag and pending at its last read.
   const streamRead = store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT);
   const missed = store.runtime<StreamMissed>(STREAM_MISSED)?.value;
+  const history = store.historySpans();
   const ageS = (at: number) => Math.round((now - at) / 1000);
   const polled = budget && new Set(budget.value.jobs.flatMap((j) => (j.indexId === undefined ? [] : [j.indexId])));
   return {
@@ -53,6 +54,7 @@ export function collectStatus(store: SnapshotStore, now: number) {
     now: new Date(now).toISOString(),
     indexes: store.indexCacheSummaries().map((i) => ({
       ...i,
+      history: history.get(i.indexId) ?? [],
       compositionAgeS: i.compositionFetchedAt === null ? null : Math.round((now - i.compositionFetchedAt) / 1000),
       // Whether the last run's poll plan holds it (null: no run planned any): one dropped from the config ages in the cache without a poll failing.
       polled: polled === undefined ? null : polled.has(i.indexId),
@@ -196,10 +198,13 @@ function render(s: Status, commandArgs: string): string {
   for (const i of s.indexes) {
     const asOf = i.compositionAsOf === null ? '' : ` (as of ${new Date(i.compositionAsOf).toISOString().slice(0, 16)})`;
     const at = (t: number) => new Date(t).toISOString().slice(0, 16);
+    // An older daemon's status (--url) has the one count over every interval.
     const history =
-      i.history.length === 0
-        ? 'history      0'
-        : i.history.map((h) => `history ${h.interval} ${String(h.points).padStart(6)} (${at(h.first)} .. ${at(h.last)}${h.missing > 0 ? `, ${h.missing} missing` : ''})`).join('  ');
+      i.history === undefined
+        ? `history ${String(i.historyPoints).padStart(6)}${i.historyFirst === null ? '' : ` (${at(i.historyFirst)} .. ${at(i.historyLast!)})`}`
+        : i.history.length === 0
+          ? 'history      0'
+          : i.history.map((h) => `history ${h.interval} ${String(h.points).padStart(6)} (${at(h.first)} .. ${at(h.last)}${h.missing > 0 ? `, ${h.missing} missing` : ''})`).join('  ');
     lines.push(
       `  ${i.indexId.padEnd(10)} composition fetched ${age(i.compositionAgeS).padEnd(9)}${asOf}  snapshots ${String(i.compositionSnapshots).padStart(5)}  perf ${String(i.performancePoints).padStart(5)}  ${history}  rebalances ${i.rebalances}${i.polled === false ? '  (not polled by the last run)' : ''}`,
     );

@@ -23,6 +23,14 @@ export function eventTime(event: { occurredAt?: number | null; detectedAt: numbe
 }
 
 /**
+ * A sink's "last error" cell: a pending alert's failure, else why the last one given up was
+ * (a give-up's reason is kept apart from a later retried failure's). Run in the page too.
+ */
+export function sinkError(a: { lastError: string | null; lastGiveUpError?: string | null }): string {
+  return a.lastError || (a.lastGiveUpError ? `gave up: ${a.lastGiveUpError}` : '');
+}
+
+/**
  * The dashboard's own script, run in the browser. Every string from the server is put in the
  * page with textContent, never parsed as HTML. The token, if the server wants one, is asked
  * once, kept in sessionStorage and sent as a header (never in a URL); the live feed is read
@@ -50,6 +58,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   ${weightChange.toString()}
   ${equityRange.toString()}
   ${eventTime.toString()}
+  ${sinkError.toString()}
   function money(x) { return x === null || x === undefined ? 'n/a' : Number(x).toFixed(2); }
   // Quantities and prices as the backtest report shows them: six significant digits, no exponent.
   function amount(x) { return Number(x).toLocaleString('en-US', { maximumSignificantDigits: 6, useGrouping: false }); }
@@ -181,7 +190,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     var box = $('outbox');
     clear(box);
     box.appendChild(table(['sink', 'pending', 'oldest pending', 'delivered', 'given up', 'last error'], list.map(function (a) {
-      return [a.sink, a.pending, a.oldestPendingAgeS === null ? '' : ago(a.oldestPendingAgeS), a.delivered, a.givenUp, a.lastError || ''];
+      return [a.sink, a.pending, a.oldestPendingAgeS === null ? '' : ago(a.oldestPendingAgeS), a.delivered, a.givenUp, sinkError(a)];
     })));
   }
 

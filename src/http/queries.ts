@@ -17,7 +17,7 @@ export interface StatusReport {
     pnlUsd: number;
     positions: { label: string; instrument: string; quantity: number; costUsd: number; valueUsd: number | null }[];
   }[];
-  alerts: { sink: string; pending: number; delivered: number; givenUp: number; oldestPendingAt: number | null; lastError: string | null }[];
+  alerts: { sink: string; pending: number; delivered: number; givenUp: number; oldestPendingAt: number | null; lastError: string | null; lastGiveUpError: string | null }[];
   /** A runner's (--role strategies) is its last answered read of the event stream. */
   heartbeat: (({ lastSuccessfulPollAt: string } | { lastStreamReadAt: string }) & { ageS: number }) | null;
 }

@@ -56,13 +56,15 @@ export interface IndexCacheSummary {
   /** The first and last history point, over every interval (null without any). */
   historyFirst: number | null;
   historyLast: number | null;
-  /**
-   * Each interval's points apart: one count over 1h and 1d mixed told nothing of either, and a
-   * hole showed only when a backtest met it (trial 34). `missing`: points the span from first
-   * to last has room for and the cache does not hold.
-   */
-  history: { interval: string; points: number; first: number; last: number; missing: number }[];
   rebalances: number;
+}
+
+export interface HistorySpan {
+  interval: string;
+  points: number;
+  first: number;
+  last: number;
+  missing: number;
 }
 
 export interface OpenStoreOptions {
@@ -541,14 +543,24 @@ export class SnapshotStore implements TokenStore {
     return row ? { value: JSON.parse(row.value) as T, updatedAt: row.updated_at } : undefined;
   }
 
-  indexCacheSummaries(): IndexCacheSummary[] {
-    const spans = new Map<string, IndexCacheSummary['history']>();
+  /**
+   * Each index's history, each interval apart: one count over 1h and 1d mixed told nothing of
+   * either, and a hole showed only when a backtest met it (trial 34). `missing`: points the span
+   * from first to last has room for and the cache does not hold. A scan of the history: for
+   * `status`, not for what polls often.
+   */
+  historySpans(): Map<string, HistorySpan[]> {
+    const spans = new Map<string, HistorySpan[]>();
     for (const r of this.s.historySpans.all() as Row[]) {
       const step = INTERVAL_MS[r.interval as keyof typeof INTERVAL_MS];
       const [points, first, last] = [r.points as number, r.first as number, r.last as number];
       const missing = step === undefined ? 0 : Math.max(0, Math.floor((last - first) / step) + 1 - points);
       spans.set(r.index_id as string, [...(spans.get(r.index_id as string) ?? []), { interval: r.interval as string, points, first, last, missing }]);
     }
+    return spans;
+  }
+
+  indexCacheSummaries(): IndexCacheSummary[] {
     return (this.s.indexSummaries.all() as Row[]).map((r) => ({
       indexId: r.index_id as string,
       name: r.name as string | null,
@@ -560,7 +572,6 @@ export class SnapshotStore implements TokenStore {
       historyPoints: r.history_points as number,
       historyFirst: r.history_first as number | null,
       historyLast: r.history_last as number | null,
-      history: spans.get(r.index_id as string) ?? [],
       rebalances: r.rebalances as number,
     }));
   }

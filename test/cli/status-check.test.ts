@@ -1,4 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { collectStatus } from '../../src/cli/status-command.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore } from '../../src/store/index.ts';
@@ -77,6 +80,25 @@ describe('indexbot status --check', () => {
     lock.release();
     expect(res.status).toBe(1);
     expect(res.stdout).toContain('stale: no successful poll nor event-stream read yet');
+  });
+});
+
+describe('indexbot status --url of an older daemon', () => {
+  it('shows the one history count its status has, instead of failing on the per-interval list it lacks (the review: exit 70)', async () => {
+    const status = collectStatus(SnapshotStore.open(buildCache()), Date.now());
+    const older = { ...status, indexes: status.indexes.map(({ history: _history, ...i }) => i), rateGates: [], paused: [] };
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(older)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+        execFile(process.execPath, ['bin/indexbot.js', 'status', '--url', url], { encoding: 'utf8' }, (e, stdout, stderr) => resolve({ status: e ? (e.code as number) : 0, stdout, stderr })),
+      );
+      expect(res.stderr).toBe('');
+      expect(res.stdout).toMatch(/\n {2}x +composition fetched never .* history +120 \(2025-03-01T00:00 \.\. 2025-03-05T23:00\) {2}rebalances 1\n/);
+    } finally {
+      server.close();
+    }
   });
 });
 

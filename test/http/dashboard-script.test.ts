@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { weightChange } from '../../src/core/index.ts';
-import { DASHBOARD_SCRIPT, equityRange, eventTime } from '../../src/http/dashboard-script.ts';
+import { DASHBOARD_SCRIPT, equityRange, eventTime, sinkError } from '../../src/http/dashboard-script.ts';
 
 describe('the dashboard’s weight changes', () => {
   it('show as many decimals as it takes for the two percents to differ, up to four; one when they do not', () => {
@@ -37,5 +37,15 @@ describe('the dashboard’s live feed', () => {
     expect(DASHBOARD_SCRIPT).toContain(eventTime.toString());
     expect(DASHBOARD_SCRIPT).toContain('time(eventTime(data))');
     expect(DASHBOARD_SCRIPT).not.toContain('time(data.detectedAt)');
+  });
+});
+
+describe('the dashboard’s alert sinks', () => {
+  it('show a pending alert’s last failure, else why the last given up was (the review: a give-up’s reason was lost once kept apart)', () => {
+    expect(sinkError({ lastError: 'HTTP 500', lastGiveUpError: 'refused: HTTP 400' })).toBe('HTTP 500');
+    expect(sinkError({ lastError: null, lastGiveUpError: 'refused: HTTP 400' })).toBe('gave up: refused: HTTP 400');
+    expect(sinkError({ lastError: null, lastGiveUpError: null })).toBe('');
+    expect(DASHBOARD_SCRIPT).toContain(sinkError.toString());
+    expect(DASHBOARD_SCRIPT).toContain('a.delivered, a.givenUp, sinkError(a)]');
   });
 });

@@ -90,12 +90,9 @@ export function registerBackfillCommand(program: Command): void {
       }
     } catch (e) {
       // A temporary failure ends it as Ctrl-C does: what it kept, and that the same command resumes (trial 34: a malformed page said neither).
+      // The same error (its class, code and cause kept), told what was kept.
       if (e instanceof IndexbotError && e.kind === 'temporary' && e.code !== 'INTERRUPTED') {
-        throw new IndexbotError(
-          `${e.message}; backfill stopped: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`,
-          e.code,
-          e.kind,
-        );
+        e.message = `${e.message}; backfill stopped: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`;
       }
       throw e;
     } finally {

@@ -788,7 +788,6 @@ function prepare(db: Database.Database) {
   };
 }
 
-/** Makes an empty file at `path` with mode 0600 unless one is there; what cannot be made is left to SQLite, which says why. */
 /**
  * SQLite opens a file it may not write read-only without a word, and the first write fails
  * as if the disk were full: exit 75, to be restarted for ever, naming no file (trial 35: a
@@ -809,6 +808,7 @@ function refuseReadOnlyFiles(path: string): void {
   }
 }
 
+/** Makes an empty file at `path` with mode 0600 unless one is there; what cannot be made is left to SQLite, which says why. */
 function createPrivately(path: string): void {
   try {
     closeSync(openSync(path, 'wx', 0o600));

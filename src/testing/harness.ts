@@ -103,14 +103,16 @@ export async function runStrategy<S extends z.ZodType>(o: StrategyRunOptions<S>)
       now = event.detectedAt;
       const { seq: _seq, ...unstored } = event;
       // As the poller stores the performance a live event is detected on: the index is priced at its NAV (trial 34: orders for it were refused, no_price).
-      if (event.type === 'performance.updated') {
-        const p = event.payload as { nav: number; returns: Record<string, number | null>; asOf: number };
+      // A hand-built event may lack a field the factory fills: it is then as of its detection, with no returns, or prices nothing.
+      const p = event.payload as { nav?: unknown; returns?: Record<string, number | null>; asOf?: unknown };
+      if (event.type === 'performance.updated' && typeof p.nav === 'number') {
+        const asOf = typeof p.asOf === 'number' ? p.asOf : event.detectedAt;
         store.transaction(() =>
           storeResponse(store, 'performance', event.indexId, event.detectedAt, {
             index_id: event.indexId,
-            as_of: new Date(p.asOf).toISOString(),
+            as_of: new Date(asOf).toISOString(),
             nav: p.nav,
-            returns: p.returns,
+            returns: p.returns ?? {},
           } as SnapshotValues['performance']),
         );
       }

@@ -16,7 +16,8 @@ import { tempDbPath } from '../helpers/temp-db.ts';
 /** Whether this process may run a child as nobody (it is root) that can load this checkout. */
 function nobodyReadsThisCheckout(): boolean {
   if (process.getuid?.() !== 0) return false;
-  return spawnSync(process.execPath, ['-e', 'require("node:fs").accessSync(process.argv[1])', join(process.cwd(), 'src', 'store', 'index.ts')], { uid: 65534, gid: 65534 }).status === 0;
+  const fs = 'const fs = require("node:fs"); fs.accessSync(process.argv[1], fs.constants.R_OK)';
+  return spawnSync(process.execPath, ['-e', fs, join(process.cwd(), 'src', 'store', 'index.ts')], { uid: 65534, gid: 65534 }).status === 0;
 }
 
 const composition = (asOf: string, weight = 0.5) => ({

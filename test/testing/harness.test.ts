@@ -144,5 +144,9 @@ describe('runStrategy with a cache', () => {
     expect(alone.rejections).toEqual([]);
     expect(alone.fills.map((f) => f.price)).toEqual([50, 55]);
     expect(alone.state).toEqual({ [String(day(2, 1))]: 50, [String(day(3, 1))]: 55 });
+    // Built by hand without asOf or returns: as of its detection (the review: it threw).
+    const handBuilt = { ...performanceUpdated({ nav: 60, at: day(4, 1) }), payload: { nav: 60 } } as unknown as ReturnType<typeof performanceUpdated>;
+    const bare = await runStrategy({ strategy: unitBuyer, events: [handBuilt], paper: { initialCash: 1_000, feeBps: 0, slippageBps: 0 } });
+    expect(bare.fills.map((f) => f.price)).toEqual([60]);
   });
 });

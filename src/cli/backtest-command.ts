@@ -190,6 +190,7 @@ export function registerBacktestCommand(program: Command): void {
     const given = flags.params ?? [{}];
     const sets = flags.grid ? gridCombinations(flags.grid) : [undefined];
     if (flags.grid) refuseFixedAndVaried(given, Object.keys(sets[0] ?? {}), `--grid ${flags.grid}`);
+    if (sets.length * given.length > MAX_GRID_SETS) throw new UsageError(`--params and --grid: ${sets.length} x ${given.length} runs, over ${MAX_GRID_SETS}: give fewer`);
     const runs = sets.flatMap((g, gi) =>
       given.map((p, pi) =>
         withParamsFrom(

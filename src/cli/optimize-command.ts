@@ -10,6 +10,7 @@ import { SnapshotStore } from '../store/index.ts';
 import { strategySourceHash } from '../strategy/index.ts';
 import {
   type BacktestInputFlags,
+  MAX_GRID_SETS,
   failOnHandlerErrors,
   paramsOption,
   paramsSource,
@@ -47,7 +48,7 @@ export function registerOptimizeCommand(program: Command): void {
         .description('search a strategy params space (random, or TPE) for the best figure; trials are kept as they finish, so a search resumes where it stopped')
         .requiredOption('--strategy <name|path>', 'a strategy name from the strategies directory, or a strategy file')
         .requiredOption('--space <file>', 'JSON file: param -> [min, max], {min, max, log?, int?} or {values: [...]}')
-        .requiredOption('--trials <n>', 'trials in all (those already in the study count)', intOption(1, 100_000)),
+        .requiredOption('--trials <n>', 'trials in all (those already in the study count)', intOption(1, MAX_GRID_SETS)),
     )
       .option('--metric <name>', `what to maximise: ${RANK_METRICS.join(', ')}`, choiceOption(RANK_METRICS), 'sharpe')
       .option('--sampler <name>', `${SAMPLERS.join(' or ')} (Tree-structured Parzen Estimator after the random start)`, choiceOption(SAMPLERS), 'tpe')

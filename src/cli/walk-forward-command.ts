@@ -11,6 +11,7 @@ import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walk
 import { SnapshotStore } from '../store/index.ts';
 import {
   type BacktestInputFlags,
+  MAX_GRID_SETS,
   failOnHandlerErrors,
   gridCombinations,
   refuseFixedAndVaried,
@@ -72,7 +73,7 @@ export function registerWalkForwardCommand(program: Command): void {
       ['--train', flags.train],
       ['--test', flags.test],
     ] as const) {
-      if (ms < INTERVAL_MS[flags.interval]) throw new UsageError(`${flag} ${ms / 3_600_000}h is shorter than one ${flags.interval} interval: lengthen it, or use a shorter --interval`);
+      if (ms < INTERVAL_MS[flags.interval]) throw new UsageError(`${flag} ${durationText(ms)} is shorter than one ${flags.interval} interval: lengthen it, or use a shorter --interval`);
     }
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
@@ -97,16 +98,17 @@ export function registerWalkForwardCommand(program: Command): void {
     try {
       const { from, to, settings, logger: runLogger, sayUnshown } = researchInputs(flags, config, cache, logger, loaded.strategy);
       const windows = walkForwardWindows({ from, to, trainMs: flags.train, testMs: flags.test, stepMs: flags.step, anchored: flags.anchored });
-      if (windows.length * (grid.length + 1) > 100_000) throw new ConfigError(`${windows.length} windows x ${grid.length} params is over 100000 backtests; shorten the grid or lengthen --step`);
+      if (windows.length * (grid.length + 1) > MAX_GRID_SETS)
+        throw new ConfigError(`${windows.length} windows x ${grid.length} params is over ${MAX_GRID_SETS} backtests; shorten the grid or lengthen --step`);
       const id = `wf_${stableHash({ strategy: loaded.strategy.name, grid, windows, metric: flags.metric }).slice(0, 12)}`;
       const dir = prepareOutputDirectory(flags.out ?? join('data', 'walk-forward', id), flags.out === undefined ? undefined : '--out');
       const runner = sweepRunner({ db: config.db, file: loaded.file, settings, workers: flags.workers, logger: runLogger });
       // Its results are written at the end: a Ctrl-C keeps nothing, says so, and leaves no empty folder (trial 34: exit 130 without a word).
+      let windowsDone = 0;
       const stopListening = exitOnInterrupt(() => {
         if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
         return `walk-forward interrupted after ${windowsDone} of ${windows.length} windows; nothing was kept (its results are written at the end): the same command runs it again`;
       });
-      let windowsDone = 0;
       const r = await walkForward({
         windows,
         grid,
@@ -196,4 +198,9 @@ export function registerWalkForwardCommand(program: Command): void {
       cache.close();
     }
   });
+}
+
+/** A duration as a flag gives one: whole days, else hours, else minutes. */
+function durationText(ms: number): string {
+  return ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 }

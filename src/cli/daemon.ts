@@ -1,3 +1,4 @@
+import { shellWord } from './options.ts';
 import { AlertDispatcher, HttpSender, describeEvent, testAlert, unmatchableFilterNames } from '../alerts/index.ts';
 import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSource, endpointTemplate } from '../api/index.ts';
 import { type TokenStore, WalletKeypair } from '../auth/index.ts';
@@ -266,6 +267,9 @@ export function startStrategiesAndAlerts(store: SnapshotStore, strategies: Loade
     options.onFill?.(strategy, fill, label);
   };
   const runtime = startStrategies(store, strategies, config, { ...options, onFill }, () => alerts.notify());
+  // Why a strategy does not trade, in the start's lines (trial 35: paused, and nothing said so).
+  const paused = runtime.paused();
+  if (paused.length > 0) options.logger.warn({ strategies: paused }, `paused since before this start: ${paused.join(', ')}; their events wait until \`indexbot strategies resume\``);
   const sinks = config.alerts.sinks.map((s) => s.name);
   faces.expect({ strategies: runtime.names, sinks });
   const orphans = orphanedConsumers(
@@ -276,7 +280,7 @@ export function startStrategiesAndAlerts(store: SnapshotStore, strategies: Loade
   if (orphans.length > 0) {
     options.logger.warn(
       { consumers: orphans },
-      `cursors of strategies or alert sinks this run does not have: ${orphans.join(', ')}; retention keeps every performance event they have not read. If they are gone for good: stop the bot, then \`indexbot forget ${orphans.join(' ')} --db ${config.db}\``,
+      `cursors of strategies or alert sinks this run does not have: ${orphans.join(', ')}; retention keeps every performance event they have not read. If they are gone for good: stop the bot, then \`indexbot forget ${orphans.join(' ')} --db ${shellWord(config.db)}\``,
     );
   }
   alerts.start();

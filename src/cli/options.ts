@@ -110,6 +110,11 @@ export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => onStopSignal(resolve));
 }
 
+/** A word of a command a user is told to run, quoted for a POSIX shell unless it is plain path characters (a path with a space broke the command). */
+export function shellWord(word: string): string {
+  return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
 /** The exit codes README.md documents (sysexits.h): usage, software bug, temporary, config. */
 export const EXIT = { usage: 64, bug: 70, temporary: 75, config: 78 } as const;
 

@@ -109,10 +109,6 @@ export class StrategyRuntime {
     this.pausedNames = new Set(pausedStrategies(o.store));
     if (o.newStrategiesFrom === 'end') this.startNewStrategiesAtTheEnd();
     this.runners = o.strategies.map((s) => new StrategyRunner(s, o, startedAt, this));
-    const paused = this.paused();
-    if (paused.length > 0) {
-      (o.logger ?? silentLogger).warn({ strategies: paused }, `paused since before this start: ${paused.join(', ')}; their events wait until \`indexbot strategies resume\``);
-    }
   }
 
   private startNewStrategiesAtTheEnd(): void {

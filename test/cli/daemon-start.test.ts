@@ -7,6 +7,7 @@ import { startDaemon } from '../../src/cli/daemon.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { ConfigError } from '../../src/core/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { markPaused } from '../../src/strategy/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { lockIsFree, runCli, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
@@ -123,6 +124,19 @@ describe('startDaemon', () => {
       expect(output.indexOf('indexbot stopped')).toBeGreaterThan(output.indexOf('indexbot running'));
     }
     expect(lockIsFree(db)).toBe(true);
+  });
+
+  it('indexbot run: names at its start the strategies paused from before (trial 35: nothing said why one did not trade)', { timeout: 30_000 }, async () => {
+    const db = tempDbPath();
+    const store = SnapshotStore.open(db);
+    markPaused(store, 'rebalance-alert', true);
+    store.close();
+    const warning = (await startThenStop(db, 'SIGTERM')).find((l) => l.includes('paused since before this start'));
+    expect(JSON.parse(warning!)).toMatchObject({
+      level: 40,
+      strategies: ['rebalance-alert'],
+      msg: 'paused since before this start: rebalance-alert; their events wait until `indexbot strategies resume`',
+    });
   });
 
   it('indexbot run: says which cursors belong to no strategy or sink it runs, and how to forget them on its database (trial 32: they pinned retention for good, unsaid; trial 35: the command named no database)', {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/index.ts';
-import { checkRange, dateOption, intOption, numberOption, onStopSignal } from '../../src/cli/options.ts';
+import { checkRange, dateOption, intOption, numberOption, onStopSignal, shellWord } from '../../src/cli/options.ts';
 
 const refused = (fn: () => unknown) => {
   try {
@@ -102,5 +102,13 @@ describe('onStopSignal takes over a signal bin/indexbot.js kept while the code l
     expect(process.listeners('SIGINT')).not.toContain(early);
     stop();
     expect(got).toEqual([]);
+  });
+});
+
+describe('a word of a command the user is told to run', () => {
+  it('is quoted for the shell unless it is plain path characters (the review: a database path with a space broke the command)', () => {
+    expect(shellWord('data/indexbot.db')).toBe('data/indexbot.db');
+    expect(shellWord('/srv/my bots/bot.db')).toBe("'/srv/my bots/bot.db'");
+    expect(shellWord("it's.db")).toBe("'it'\\''s.db'");
   });
 });

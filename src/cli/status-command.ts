@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isStrategyAlertConsumer } from '../alerts/index.ts';
 import { type ConfigFlags, DEFAULT_READY_MAX_AGE_S, httpToken, loadConfig } from '../config/index.ts';
-import { ConfigError, IndexbotError, StoreError, UsageError, plainText, toNumber, valueAt } from '../core/index.ts';
+import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } from '../core/index.ts';
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
@@ -119,8 +119,6 @@ export function registerStatusCommand(program: Command): void {
     .option('--max-age-s <s>', `heartbeat age that --check calls stale (default the running process's http.readyMaxAgeS, as /readyz, else ${DEFAULT_READY_MAX_AGE_S})`, intOption(1, 365 * 86_400))
     .option('--url <url>', "read a running daemon's HTTP face instead of a database, such as http://127.0.0.1:9464 (token: http.token, or INDEXBOT_HTTP_TOKEN)")
     .action(async (flags: StatusFlags) => {
-      // One of them would be dropped without a word (trial 35: --json --check printed the check's line).
-      if (flags.check && flags.json) throw new UsageError('--check and --json: give one (--check prints one line and exits 0 or 1; --json prints the whole status)');
       if (flags.url !== undefined) {
         // Watched from elsewhere: what the daemon answers is what it would print on its own machine.
         const face = faceAt(flags.url, httpToken(flags, process.env));
@@ -132,8 +130,7 @@ export function registerStatusCommand(program: Command): void {
       if (!existsSync(db)) {
         // A health check's answer, not a configuration error: a monitor reading 0 or 1 took 78 for "unknown" (trial 35), on a fresh volume or a wrong path alike.
         if (flags.check) {
-          process.stdout.write(`stale: no database at ${db}: no bot has run on it\n`);
-          process.exitCode = 1;
+          checkResult(false, `stale: no database at ${db}: no bot has run on it`, flags);
           return;
         }
         throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
@@ -150,6 +147,12 @@ export function registerStatusCommand(program: Command): void {
 
 type Status = ReturnType<typeof collectStatus>;
 
+/** The health check's answer: its line, or with --json an object a monitor parses (trial 35: --json was dropped without a word), and exit 0 or 1. */
+function checkResult(ok: boolean, line: string, flags: StatusFlags): void {
+  process.stdout.write(flags.json ? `${JSON.stringify({ ok, line })}\n` : `${line}\n`);
+  process.exitCode = ok ? 0 : 1;
+}
+
 /** Prints a status as the flags ask: the health check's line and exit code, JSON, or text. */
 function report(status: Status, flags: StatusFlags, commandArgs: string): void {
   if (flags.check) {
@@ -160,8 +163,7 @@ function report(status: Status, flags: StatusFlags, commandArgs: string): void {
     const what = beat === null ? 'no successful poll nor event-stream read yet' : `${'lastStreamReadAt' in beat ? 'last event-stream read' : 'last successful poll'} ${beat.ageS}s ago`;
     // A bot that stopped (exit 78, which no supervisor restarts) is down now, not when its last poll ages past the limit (trial 32: "ok" for 300 s).
     const stopped = status.daemon.pid === null;
-    process.stdout.write(stopped ? `stale: no indexbot process holds ${status.db}; ${what}\n` : fresh ? `ok: ${what}\n` : `stale: ${what} (limit ${maxAgeS}s)\n`);
-    process.exitCode = fresh && !stopped ? 0 : 1;
+    checkResult(fresh && !stopped, stopped ? `stale: no indexbot process holds ${status.db}; ${what}` : fresh ? `ok: ${what}` : `stale: ${what} (limit ${maxAgeS}s)`, flags);
   } else if (flags.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
   else process.stdout.write(render(status, commandArgs));
 }

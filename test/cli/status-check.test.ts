@@ -62,14 +62,14 @@ describe('indexbot status --check', () => {
     }
   });
 
-  it('is stale, exit 1, where there is no database (a fresh volume, a wrong path); refuses --json beside it (trial 35: 78, and --json dropped)', () => {
+  it('is stale, exit 1, where there is no database (a fresh volume, a wrong path); with --json, says so as JSON (trial 35: 78, and --json dropped)', () => {
     const missing = join(tempDbPath(), '..', 'none.db');
     const res = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--db', missing], { encoding: 'utf8' });
     expect(res.status).toBe(1);
     expect(res.stdout).toBe(`stale: no database at ${missing}: no bot has run on it\n`);
     const both = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--json', '--db', missing], { encoding: 'utf8' });
-    expect(both.status).toBe(64);
-    expect(both.stderr).toBe('indexbot: --check and --json: give one (--check prints one line and exits 0 or 1; --json prints the whole status) [USAGE_INVALID]\n');
+    expect(both.status).toBe(1);
+    expect(JSON.parse(both.stdout)).toEqual({ ok: false, line: `stale: no database at ${missing}: no bot has run on it` });
   });
 
   it('is stale before the first successful poll', () => {

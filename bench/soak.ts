@@ -45,7 +45,7 @@ export async function run(): Promise<void> {
     logFormat: 'json',
     apiKey: sandbox.keys.enterprise,
     walletKeypairPath: undefined,
-    alerts: { sinks: [{ type: 'webhook', name: 'hook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }], giveUpAfterMs: 86_400_000 },
+    alerts: { sinks: [{ type: 'webhook', name: 'hook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }], sinkNames: ['hook'], giveUpAfterMs: 86_400_000 },
     strategies: {
       dir: 'strategies',
       explicit: true,

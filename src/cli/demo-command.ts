@@ -74,7 +74,7 @@ export function registerDemoCommand(program: Command): void {
         apiKey: sandbox.keys.premium,
         walletKeypairPath: undefined,
         // Events already print above; a console sink would print each rebalance twice.
-        alerts: { sinks: [], giveUpAfterMs: 86_400_000 },
+        alerts: { sinks: [], sinkNames: [], giveUpAfterMs: 86_400_000 },
         strategies: {
           dir: strategiesDir,
           explicit: true,

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { alertConsumer, strategyAlertConsumer } from '../alerts/index.ts';
-import { type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { UsageError, silentLogger } from '../core/index.ts';
-import { loadConfiguredStrategies } from './daemon.ts';
 import { RunLock, SnapshotStore } from '../store/index.ts';
-import { consumerOf } from '../strategy/index.ts';
+import { consumerOf, loadStrategies } from '../strategy/index.ts';
 import { withConfigFlags } from './options.ts';
 
 /** What a consumer, named as `status` lists it, stands for: its cursors, and the sink whose queue goes with them. */
@@ -27,19 +26,14 @@ export function orphanedConsumers(cursors: readonly string[], strategies: readon
 }
 
 /**
- * The cursors of the strategies and sinks the config runs, as far as it can tell: a sink
- * whose secret is not in this shell's environment, or strategies that fail to load here, are
- * left out of the check, not made its failure.
+ * The cursors of the strategies and sinks the config runs: every sink it names (no secret is
+ * read), and each strategy module that loads here (one that does not is left out of the check,
+ * the others kept).
  */
-async function stillRun(flags: ConfigFlags): Promise<Set<string>> {
-  const running = new Set<string>();
-  try {
-    for (const s of loadConfig(flags, process.env, { server: false }).alerts.sinks) running.add(alertConsumer(s.name)).add(strategyAlertConsumer(s.name));
-  } catch {}
-  try {
-    const config = loadConfig(flags, process.env, { server: false, services: false });
-    for (const s of await loadConfiguredStrategies(config, silentLogger)) running.add(consumerOf(s.strategy.name));
-  } catch {}
+async function stillRun(config: Config): Promise<Set<string>> {
+  const running = new Set(config.alerts.sinkNames.flatMap((s) => [alertConsumer(s), strategyAlertConsumer(s)]));
+  const { dir, explicit } = config.strategies;
+  for (const s of await loadStrategies(dir, { onError: 'skip', explicit, logger: silentLogger })) running.add(consumerOf(s.strategy.name));
   return running;
 }
 
@@ -59,7 +53,7 @@ export function registerForgetCommand(program: Command): void {
     });
     const config = loadConfig(flags, process.env, { server: false, services: false });
     // What the config still runs would start again as new at the next run, its unread events skipped and a sink's queue lost (trial 35: dropped without a word).
-    const running = await stillRun(flags);
+    const running = await stillRun(config);
     const kept = consumers.filter((_, i) => parts[i]!.cursors.some((c) => running.has(c)));
     if (kept.length > 0) {
       throw new UsageError(

@@ -164,7 +164,8 @@ export interface Config {
   db: string;
   indexes: 'all' | string[];
   intervalsMs: Record<SnapshotKind, number>;
-  alerts: { sinks: SinkConfig[]; giveUpAfterMs: number };
+  /** `sinkNames`: every configured sink's name, even where `sinks` is not resolved (a command that sends nothing reads no secret). */
+  alerts: { sinks: SinkConfig[]; sinkNames: string[]; giveUpAfterMs: number };
   driftThreshold: number;
   shutdownGraceMs: number;
   /** 0 keeps everything. */
@@ -291,6 +292,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     redisUrlSource: env.INDEXBOT_REDIS_URL ? 'INDEXBOT_REDIS_URL' : `${where}: rateLimit.redis`,
     alerts: {
       sinks: offline ? [] : resolveSinks(file?.alerts?.sinks ?? [], path, env),
+      sinkNames: (file?.alerts?.sinks ?? []).map(nameOfSink),
       giveUpAfterMs: (file?.alerts?.giveUpAfterHours ?? 24) * 3_600_000,
     },
     strategies: {
@@ -421,10 +423,15 @@ export function resolveRedisUrl(raw: string | undefined, where: string, env: Nod
   return value;
 }
 
-/** Names each sink (its type, numbered when several share one) and reads `env:` secrets. */
+/** A sink's name: its own, else its type, numbered when several share one. */
+function nameOfSink(s: z.infer<typeof sinkSchema>, i: number, sinks: readonly z.infer<typeof sinkSchema>[]): string {
+  return s.name ?? (sinks.filter((x) => x.type === s.type).length > 1 ? `${s.type}-${i + 1}` : s.type);
+}
+
+/** Names each sink and reads `env:` secrets. */
 function resolveSinks(sinks: z.infer<typeof sinkSchema>[], path: string, env: NodeJS.ProcessEnv): SinkConfig[] {
   const out = sinks.map((s, i): SinkConfig => {
-    const name = s.name ?? (sinks.filter((x) => x.type === s.type).length > 1 ? `${s.type}-${i + 1}` : s.type);
+    const name = nameOfSink(s, i, sinks);
     const where = `alerts.sinks.${i}`;
     const filter = s.filter as SinkConfig['filter'];
     switch (s.type) {

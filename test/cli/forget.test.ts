@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { consumerParts, orphanedConsumers } from '../../src/cli/forget-command.ts';
 import { RunLock, SnapshotStore } from '../../src/store/index.ts';
@@ -53,6 +56,33 @@ describe('consumers a bot no longer runs', () => {
     ]);
     const ok = run('strategy:gone');
     expect([ok.status, ok.stdout]).toEqual([0, 'forgot strategy:gone\n']);
+  });
+
+  it('still refuses a sink whose secret this shell lacks, and a strategy beside one that fails to load (the review: either emptied its whole check)', () => {
+    const project = mkdtempSync(join(tmpdir(), 'indexbot-forget-'));
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(resolve('.'), join(project, 'node_modules', 'indexbot'), 'dir');
+    mkdirSync(join(project, 'strategies'));
+    writeFileSync(join(project, 'strategies', 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(project, 'strategies', 'kept.ts'), "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'kept', on: {} });\n");
+    writeFileSync(join(project, 'strategies', 'broken.ts'), "import { defineStrategy } from 'indexbot';\nexport default defineStrategy({ name: 'broken', on: { , } });\n");
+    const db = join(project, 'bot.db');
+    const store = SnapshotStore.open(db);
+    for (const consumer of ['strategy:kept', 'alert:tg', 'alert:tg:strategy-alerts']) store.setCursor(consumer, 1, 1);
+    store.close();
+    const config = writeConfig(db, {
+      db,
+      strategies: { dir: join(project, 'strategies') },
+      alerts: { sinks: [{ type: 'telegram', name: 'tg', botToken: 'env:INDEXBOT_TEST_UNSET_TOKEN', chatId: 1 }] },
+    });
+    const run = (consumer: string) => spawnSync(process.execPath, ['bin/indexbot.js', 'forget', consumer, '--config', config], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+    for (const consumer of ['strategy:kept', 'alert:tg']) {
+      const r = run(consumer);
+      expect([r.status, r.stderr], consumer).toEqual([
+        64,
+        `indexbot: forget: the config still runs ${consumer}: a run would start it again as new, skipping what it had not read; take it out of the config first [USAGE_INVALID]\n`,
+      ]);
+    }
   });
 
   it('refuses a name that is no such consumer (64), one the database lacks (64), and a database a bot runs on (78), changing nothing', () => {

@@ -89,8 +89,7 @@ export function registerBackfillCommand(program: Command): void {
         out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
       }
     } catch (e) {
-      // A temporary failure ends it as Ctrl-C does: what it kept, and that the same command resumes (trial 34: a malformed page said neither).
-      // The same error (its class, code and cause kept), told what was kept.
+      // A temporary failure ends it as Ctrl-C does: what it kept, and that the same command resumes (trial 34: a malformed page said neither). The same error, its class, code and cause kept.
       if (e instanceof IndexbotError && e.kind === 'temporary' && e.code !== 'INTERRUPTED') {
         e.message = `${e.message}; backfill stopped: ${pagesKept} page(s) stored in ${config.db}; run the same command again to resume (what is held is not fetched again)`;
       }

@@ -479,7 +479,9 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
     const strategy = await loadStrategyModule(named);
     const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
     const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
-    if (strategy.name === nameOrPath && (config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n)))) return { strategy, file: named };
+    // A sibling that names the same strategy is warned of, as a full load does: only their source is read here (trial 34: one won without a word).
+    const twin = strategyFiles(dir).some((f) => f !== named && new RegExp(`['"\`]${nameOrPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(readFileSync(f, 'utf8')));
+    if (strategy.name === nameOrPath && !twin && (config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n)))) return { strategy, file: named };
   }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];

@@ -103,4 +103,16 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
     expect(r.stderr).not.toContain('broken');
     expect(r.stderr).not.toContain('sibling evaluated');
   });
+
+  it('backtest by name warns of a sibling file that declares the same name, as a full load does (trial 34: the file-name match won without a word)', async () => {
+    const brand = "[Symbol.for('indexbot.strategy')]: true";
+    const { config } = project({
+      'package.json': '{ "type": "module" }\n',
+      'equal-weight.mjs': `export default Object.freeze({ name: 'equal-weight', on: {}, ${brand} });\n`,
+      'ew-copy.mjs': `export default Object.freeze({ name: 'equal-weight', on: {}, ${brand} });\n`,
+    });
+    const r = await runCli(['backtest', '--strategy', 'equal-weight', '--indexes', 'x'], { INDEXBOT_CONFIG: config });
+    expect(r.stderr).toMatch(/ew-copy\.mjs: strategy name \\"equal-weight\\" is already used by \S*equal-weight\.mjs/);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/\[BACKTEST_NO_DATA\]$/);
+  });
 });

@@ -100,6 +100,9 @@ export function buildReport(r: BacktestResult) {
   };
 }
 
+/** The start of the warning of holes run past inside the range. */
+export const HOLES_PREFIX = 'the cached history has ';
+
 /** The start of the warning of a run narrowed to the cached part of the range asked for. */
 export const NARROWED_PREFIX = 'the cache holds ';
 
@@ -128,7 +131,7 @@ function allowedHoles(r: Pick<BacktestResult, 'settings' | 'coverage'>): string 
   }
   if (holes.size === 0) return null;
   const first = [...holes.values()].sort((a, b) => a.from - b.from)[0]!;
-  return `the cached history has ${holes.size} hole(s) longer than ${r.settings.maxGapMs / H} h inside the range (first: ${iso(first.from)} .. ${iso(first.to)}, ${fewNames(first.indexIds)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
+  return `${HOLES_PREFIX}${holes.size} hole(s) longer than ${r.settings.maxGapMs / H} h inside the range (first: ${iso(first.from)} .. ${iso(first.to)}, ${fewNames(first.indexIds)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
 }
 
 export type BacktestReport = ReturnType<typeof buildReport>;

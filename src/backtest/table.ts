@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf } from './report.ts';
+import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -99,8 +99,11 @@ export function renderTable(report: BacktestReport): string {
     formatTable([head, ...rows]),
   ];
   if (short) lines.push(`(!) ${report.warnings[0]}`);
-  const narrowed = report.warnings.find((w) => w.startsWith(NARROWED_PREFIX));
-  if (narrowed) lines.push(`(!) ${narrowed}`);
+  // The warnings that qualify every figure above; the others head their own sections below.
+  for (const prefix of [NARROWED_PREFIX, HOLES_PREFIX]) {
+    const warning = report.warnings.find((w) => w.startsWith(prefix));
+    if (warning) lines.push(`(!) ${warning}`);
+  }
 
   if (report.instruments.length > 0) {
     lines.push('', `P&L by instrument (USD)${report.instruments.length > LIST_LIMIT ? `: the ${LIST_LIMIT} largest, worst first` : ''}`);

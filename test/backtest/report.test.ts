@@ -188,6 +188,8 @@ describe('report: gaps in the cached history', () => {
       'the cached history has 1 hole(s) longer than 6 h inside the range (first: 2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z, x, y), run past with --allow-gaps: across each, prices and values stay at their last point',
     );
     const table = renderTable(r);
+    // Beside the figures it qualifies, as the narrowing is (a first fix left it to report.json and the page).
+    expect(table).toContain('\n(!) the cached history has 1 hole(s) longer than 6 h inside the range (first: 2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z, x, y)');
     // Before: "gaps in the history: x …; x …; x …; y …; y …; y …", the edges again for every index.
     expect(table).toContain('\nGaps in the cached history\n2025-03-02T16:00:00.000Z .. 2025-03-03T02:00:00.000Z (x, y)\n');
     expect(table).not.toContain('2025-02-28T00:00:00.000Z ..');

@@ -111,7 +111,7 @@ body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 
 table{border-collapse:collapse;margin:6px 0 14px}td,th{padding:3px 9px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}tbody th,thead th:first-child{text-align:left}
 h2{margin:28px 0 6px;font-size:18px}figure{margin:8px 0 18px}figcaption{font-weight:600;margin:0 0 4px}code{background:#f4f4f4;padding:1px 4px}
 .warn{color:#b45309;font-weight:600;cursor:help}.warnings{background:#fff7e6;border:1px solid #f5d08a;padding:6px 10px}
-.scroll{max-height:360px;overflow:auto;border:1px solid #eee}.alerts td,.alerts thead th{text-align:left}.alerts td{white-space:normal}.note{color:#555;font-size:13px}
+.scroll{max-height:360px;overflow:auto;border:1px solid #eee}.alerts td,.alerts thead th{text-align:left}.alerts td{white-space:normal}.rejections td:nth-child(n+3){white-space:normal;overflow-wrap:anywhere;text-align:left;min-width:12em}.note{color:#555;font-size:13px}
 .trade-marker{position:absolute;width:0;height:0;opacity:.75;border-left:6px solid transparent;border-right:6px solid transparent;transform:translate(-6px,-4px);cursor:help;z-index:5}
 .trade-marker.buy{border-bottom:10px solid #15803d}.trade-marker.sell{border-top:10px solid #b91c1c;transform:translate(-6px,-6px)}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.95);border:1px solid #bbb;padding:4px 8px;font-size:12px;display:none;z-index:10;white-space:pre}

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
@@ -225,6 +228,35 @@ describe('report: gaps in the cached history', () => {
     expect(gaps).toHaveLength(20);
     expect(gapText(gaps[0]!)).toBe('2025-02-01T00:00:00.000Z .. 2025-02-01T05:00:00.000Z (idx0, idx1, idx2 and 37 more)');
   });
+});
+
+describe('report: the page', () => {
+  it.skipIf(!existsSync('/usr/bin/chromium') && process.env.INDEXBOT_REQUIRE_CHROMIUM !== '1')(
+    'fits a 1280-pixel window when a refused order names a token by its address (a long word that pushed the table off the page)',
+    async () => {
+      const r = await report('reject-and-hold');
+      const address = '3bJKTz1Wi33QpVZTGC1j6fKGEioRh4Wzphiq41s35xZA';
+      const long = {
+        ...r,
+        rejections: {
+          ...r.rejections,
+          byReason: r.rejections.byReason.map((b) => ({ ...b, instruments: [`token:${address}`], example: `no price for token:${address} at 2026-11-01T00:00:00.000Z` })),
+        },
+      };
+      const file = join(mkdtempSync(join(tmpdir(), 'indexbot-page-')), 'report.html');
+      writeFileSync(file, renderHtml(long));
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        await page.goto(`file://${file}`);
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('report: figures', () => {

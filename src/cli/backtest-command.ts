@@ -28,7 +28,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, jsonSyntaxText } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, escapeRegExp, jsonSyntaxText } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import {
@@ -480,7 +480,7 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
     const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
     const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
     // A sibling that names the same strategy is warned of, as a full load does: only their source is read here (trial 34: one won without a word).
-    const twin = strategyFiles(dir).some((f) => f !== named && new RegExp(`['"\`]${nameOrPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(readFileSync(f, 'utf8')));
+    const twin = strategyFiles(dir).some((f) => f !== named && new RegExp(`['"\`]${escapeRegExp(nameOrPath)}['"\`]`).test(readFileSync(f, 'utf8')));
     if (strategy.name === nameOrPath && !twin && (config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n)))) return { strategy, file: named };
   }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });

@@ -175,6 +175,11 @@ export function durationOption(raw: string): number {
   return ms;
 }
 
+/** A duration as the flag gives it back ({@link durationOption}'s inverse): whole days, else hours. */
+export function durationFlag(ms: number): string {
+  return ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : `${ms / 3_600_000}h`;
+}
+
 /** One of a fixed list of words. */
 export function choiceOption<T extends string>(choices: readonly T[]) {
   return (raw: string): T => {

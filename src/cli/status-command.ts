@@ -6,7 +6,7 @@ import { ConfigError, IndexbotError, StoreError, plainText, toNumber, valueAt } 
 import type { BudgetPlan } from '../poller/index.ts';
 import type { RateGateState, SharedBudgetState } from '../ratelimit/index.ts';
 import { HTTP_FACE, type HttpFaceRecord, RunLock, SnapshotStore, isRunning } from '../store/index.ts';
-import { EVENT_STREAM, STALE_READ_S, STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat, publishedCursor } from '../stream/index.ts';
+import { EVENT_STREAM, STALE_READ_S, STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, lastHeartbeat, publishedCursor, unpublishedEvents } from '../stream/index.ts';
 import { instrumentLabel, parseInstrument, pausedStrategies } from '../strategy/index.ts';
 import { faceAt, getFromDaemon } from './daemon-control.ts';
 import { intOption, withConfigFlags } from './options.ts';
@@ -286,9 +286,7 @@ function render(s: Status, commandArgs: string): string {
 /** Where a collector's publishing stands, when this database has published to the event stream. */
 function publishingStatus(store: SnapshotStore): { stream: string; publishedSeq: number; unpublished: number } | null {
   const cursor = store.cursors().find((c) => c.consumer === publishedCursor());
-  if (!cursor) return null;
-  // Seqs have no gaps: the difference counts the events.
-  return { stream: EVENT_STREAM, publishedSeq: cursor.seq, unpublished: Math.max(0, store.lastEventSeq() - cursor.seq) };
+  return cursor ? { stream: EVENT_STREAM, publishedSeq: cursor.seq, unpublished: unpublishedEvents(store) } : null;
 }
 
 /** The process holding this database's lock, and its HTTP face as it recorded it at its start (an older indexbot's records none). */

@@ -22,7 +22,7 @@ import {
   withBacktestInputOptions,
   withParamsFrom,
 } from './backtest-command.ts';
-import { LOG_FLAGS, choiceOption, durationOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
+import { LOG_FLAGS, choiceOption, durationFlag, durationOption, exitOnInterrupt, intOption, loggerFor, prepareOutputDirectory, withConfigFlags } from './options.ts';
 
 interface WalkForwardFlags extends ConfigFlags, BacktestInputFlags {
   strategy: string;
@@ -73,7 +73,7 @@ export function registerWalkForwardCommand(program: Command): void {
       ['--train', flags.train],
       ['--test', flags.test],
     ] as const) {
-      if (ms < INTERVAL_MS[flags.interval]) throw new UsageError(`${flag} ${durationText(ms)} is shorter than one ${flags.interval} interval: lengthen it, or use a shorter --interval`);
+      if (ms < INTERVAL_MS[flags.interval]) throw new UsageError(`${flag} ${durationFlag(ms)} is shorter than one ${flags.interval} interval: lengthen it, or use a shorter --interval`);
     }
     const config = loadConfig(flags, process.env, { server: false, services: false });
     const logger = loggerFor(config);
@@ -198,9 +198,4 @@ export function registerWalkForwardCommand(program: Command): void {
       cache.close();
     }
   });
-}
-
-/** A duration as a flag gives one: whole days, else hours, else minutes. */
-function durationText(ms: number): string {
-  return ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`;
 }

@@ -75,3 +75,6 @@ export function jsonSyntaxText(e: unknown, text: string): string {
   const before = text.slice(0, Number(at[1])).split('\n');
   return `${message} (line ${before.length} column ${before.at(-1)!.length + 1})`;
 }
+
+/** `s` matched literally inside a RegExp. */
+export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

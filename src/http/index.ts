@@ -3,7 +3,7 @@ import { type Config, DEFAULT_READY_MAX_AGE_S } from '../config/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { IndexbotEvent } from '../detect/index.ts';
 import { HTTP_FACE, type HttpFaceRecord } from '../store/index.ts';
-import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, publishedCursor } from '../stream/index.ts';
+import { STREAM_HEARTBEAT, STREAM_MISSED, type StreamHeartbeat, type StreamMissed, unpublishedEvents } from '../stream/index.ts';
 import type { Fill } from '../strategy/index.ts';
 import { DaemonMetrics } from './metrics.ts';
 import { type BotControl, HttpServer } from './server.ts';
@@ -108,8 +108,7 @@ export class RemoteFaces {
         lastEventSeq: () => control.store.lastEventSeq(),
         streamRead: () => control.store.runtime<StreamHeartbeat>(STREAM_HEARTBEAT),
         streamMissedEvents: () => control.store.runtime<StreamMissed>(STREAM_MISSED)?.value.events ?? 0,
-        // Seqs have no gaps: the difference counts the events.
-        unpublishedEvents: () => Math.max(0, control.store.lastEventSeq() - control.store.cursor(publishedCursor())),
+        unpublishedEvents: () => unpublishedEvents(control.store),
         now: Date.now,
       });
       this.server.serve(control);

@@ -4,7 +4,7 @@ import { findSourceMap } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ConfigError, type Logger, StrategyError, describeIssues, secretValues, withoutSecrets } from '../core/index.ts';
+import { ConfigError, type Logger, StrategyError, describeIssues, escapeRegExp, secretValues, withoutSecrets } from '../core/index.ts';
 import { EVENT_TYPES } from '../detect/index.ts';
 import { type Strategy, isStrategy } from './define.ts';
 
@@ -313,8 +313,6 @@ function reason(e: unknown): string {
   // A strategy's own message may quote a credential it read: every place the error goes (the CLI, doctor, logs) gets it without.
   return withoutSecrets(lines.slice(0, 2).join(' '), secretValues());
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Params a strategy's schema refused, with the top-level keys at fault, so a caller can tell which of its sources gave them. */
 export class ParamsError extends StrategyError {

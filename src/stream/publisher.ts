@@ -194,6 +194,11 @@ function nextBatch(store: SnapshotStore, eventCursor: number, snapshotCursor: nu
   return entries.filter((e) => below(e, bound));
 }
 
+/** Events in a collector's log after the last one it published: seqs have no gaps, so the difference counts them. */
+export function unpublishedEvents(store: SnapshotStore, stream?: string): number {
+  return Math.max(0, store.lastEventSeq() - store.cursor(publishedCursor(stream)));
+}
+
 /** The stream was written by another database's collector: this one's events would be refused as copies. */
 export class StreamAheadError extends IndexbotError {
   constructor(message: string) {

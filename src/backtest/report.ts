@@ -32,7 +32,9 @@ export function buildReport(r: BacktestResult) {
   }
   const narrowed = narrowedRange(r);
   if (narrowed) warnings.push(narrowed);
-  const holes = allowedHoles(r);
+  const settings = { ...r.settings, from: iso(r.settings.from), to: iso(r.settings.to), requested: r.requested && { from: iso(r.requested.from), to: iso(r.requested.to) } };
+  const coverage = r.coverage.map((c) => ({ indexId: c.indexId, points: c.points, first: iso(c.first), last: iso(c.last), gaps: c.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to) })) }));
+  const holes = allowedHoles(r.settings, gapsInRun({ settings, coverage }));
   if (holes) warnings.push(holes);
   if (r.parked.count > 0) {
     warnings.push(`${r.parked.count} event(s) failed in the strategy and were skipped: the figures miss what its handlers would have done (first: ${r.parked.errors[0]?.split('\n')[0]})`);
@@ -42,8 +44,8 @@ export function buildReport(r: BacktestResult) {
     format: REPORT_FORMAT,
     runId: r.runId,
     strategy: { name: r.strategy.name, file: relative(process.cwd(), r.strategy.file), sourceHash: r.strategy.sourceHash, params: r.strategy.params },
-    settings: { ...r.settings, from: iso(r.settings.from), to: iso(r.settings.to), requested: r.requested && { from: iso(r.requested.from), to: iso(r.requested.to) } },
-    coverage: r.coverage.map((c) => ({ indexId: c.indexId, points: c.points, first: iso(c.first), last: iso(c.last), gaps: c.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to) })) })),
+    settings,
+    coverage,
     conventions: METRIC_CONVENTIONS,
     warnings,
     metrics: roundAll(r.metrics),
@@ -115,23 +117,15 @@ function narrowedRange(r: Pick<BacktestResult, 'settings' | 'requested'>): strin
 /**
  * The warning of holes longer than a run accepts by default inside the range it replayed,
  * run past with `allowGaps` (trial 34: a 29-day hole showed only in the gap list at the
- * bottom, while the curves went flat across it). Those at the ends are the narrowing's.
+ * bottom, while the curves went flat across it), each judged by its part inside the run, a
+ * hole several indexes share once ({@link gapsInRun}). Those at the ends are the narrowing's.
  */
-function allowedHoles(r: Pick<BacktestResult, 'settings' | 'coverage'>): string | null {
-  const step = INTERVAL_MS[r.settings.interval];
-  // The part of each hole inside the run, judged by its own length; a hole several indexes share, once.
-  const holes = new Map<string, { from: number; to: number; indexIds: string[] }>();
-  for (const c of r.coverage) {
-    for (const g of c.gaps) {
-      const hole = { from: Math.max(g.from, r.settings.from), to: Math.min(g.to, r.settings.to) };
-      if (hole.from > hole.to || !isLargeGap(hole, step, r.settings.maxGapMs)) continue;
-      const key = `${hole.from} ${hole.to}`;
-      holes.set(key, { ...hole, indexIds: [...(holes.get(key)?.indexIds ?? []), c.indexId] });
-    }
-  }
-  if (holes.size === 0) return null;
-  const first = [...holes.values()].sort((a, b) => a.from - b.from)[0]!;
-  return `${HOLES_PREFIX}${holes.size} hole(s) longer than ${r.settings.maxGapMs / H} h inside the range (first: ${iso(first.from)} .. ${iso(first.to)}, ${fewNames(first.indexIds)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
+function allowedHoles(s: BacktestResult['settings'], inRun: ReturnType<typeof gapsInRun>): string | null {
+  const step = INTERVAL_MS[s.interval];
+  const long = inRun.filter((g) => isLargeGap({ from: Date.parse(g.from), to: Date.parse(g.to) }, step, s.maxGapMs));
+  if (long.length === 0) return null;
+  const first = long[0]!;
+  return `${HOLES_PREFIX}${long.length} hole(s) longer than ${s.maxGapMs / H} h inside the range (first: ${first.from} .. ${first.to}, ${fewNames(first.indexIds)}), run past with --allow-gaps: across each, prices and values stay at their last point`;
 }
 
 export type BacktestReport = ReturnType<typeof buildReport>;

@@ -1,6 +1,6 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { valueAsOf } from './metrics.ts';
-import { type BacktestReport, gapText, gapsInRun, labelOf } from './report.ts';
+import { type BacktestReport, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
 import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 /** The charts' series colours, in order. */
@@ -21,7 +21,7 @@ const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
 export const PAGE_TRADES = 1_000;
 
 /** The fills the page shows. */
-const pageTrades = (report: BacktestReport) => report.fills.list.slice(-PAGE_TRADES);
+const pageTrades = (report: BacktestReport) => [...reportFillRows(report.fills, -PAGE_TRADES)];
 
 /** What the page's script draws: times in seconds (uPlot's unit), one x axis for every series of a chart. */
 export function chartData(report: BacktestReport) {

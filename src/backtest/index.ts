@@ -7,6 +7,7 @@ export { renderHtml, escapeHtml, chartData, PAGE_TRADES } from './html.ts';
 export {
   returnMetrics,
   strategyMetrics,
+  strategyMetricsOf,
   relativeMetrics,
   monthlyReturns,
   drawdownPeriods,
@@ -21,6 +22,7 @@ export {
   type RelativeMetrics,
   type DrawdownPeriod,
 } from './metrics.ts';
-export { tradeLedger, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
+export { FillLedger, type RunFill } from './fill-ledger.ts';
+export { TradeBook, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
 export { runSweep, SweepSession, reportFiles, writeReportFiles, MAX_WORKERS, PARTIAL_SUFFIX, type ReportFiles, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
 export { SWEEP_COLUMNS, SWEEP_FORMAT, renderSweepHtml, splitParams, sweepFile, sweepHeadings, sweptOnly, type SweepFile, type SweepRow } from './sweep-html.ts';

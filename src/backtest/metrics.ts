@@ -194,17 +194,16 @@ export function returnMetrics(curve: readonly ValuePoint[]): ReturnMetrics {
 }
 
 export function strategyMetrics(curve: readonly EquityPoint[], fills: readonly TradeFill[]): StrategyMetrics {
-  const base = returnMetrics(curve);
-  const series = dailySeries(curve);
-  let notional = 0;
-  let feesPaid = 0;
   // The figures alone: a row per fill, as a report's table has, would double a long run's memory at its end.
   const book = new TradeBook();
-  for (const f of fills) {
-    notional += f.quantity * f.price;
-    feesPaid += f.feeUsd;
-    book.add(f);
-  }
+  for (const f of fills) book.add(f);
+  return strategyMetricsOf(curve, book);
+}
+
+/** {@link strategyMetrics} of fills already booked, as a run books them. */
+export function strategyMetricsOf(curve: readonly EquityPoint[], book: TradeBook): StrategyMetrics {
+  const base = returnMetrics(curve);
+  const series = dailySeries(curve);
   let weighted = 0;
   let equitySum = 0;
   for (let i = 0; i < series.length; i++) {
@@ -215,10 +214,10 @@ export function strategyMetrics(curve: readonly EquityPoint[], fills: readonly T
   const averageEquity = equitySum / series.length;
   return {
     ...base,
-    trades: fills.length,
+    trades: book.trades,
     ...book.stats(),
-    turnover: averageEquity > 0 ? notional / averageEquity : 0,
-    feesPaid,
+    turnover: averageEquity > 0 ? book.notional / averageEquity : 0,
+    feesPaid: book.feesPaid,
     exposure: span > 0 ? weighted / span : series[0]!.exposure,
   };
 }

@@ -8,7 +8,8 @@ import { MemoryEventLog } from './event-log.ts';
 import { FEED_START, type HistorySource, readEachTime } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
-import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, type TradeFill, asPoints, returnMetrics, strategyMetrics } from './metrics.ts';
+import { FillLedger, type RunFill, withLazyFills } from './fill-ledger.ts';
+import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, asPoints, returnMetrics, strategyMetricsOf } from './metrics.ts';
 
 export interface BacktestOptions {
   /** The cache to replay; open it read-only: a backtest writes nothing to it. */
@@ -64,7 +65,8 @@ export interface BacktestResult {
   coverage: IndexCoverage[];
   metrics: StrategyMetrics;
   benchmarks: { indexId: string; metrics: ReturnMetrics }[];
-  fills: (TradeFill & { eventId: string })[];
+  /** Every fill, with the event whose handler made it (made from the run's columns when first read). */
+  fills: RunFill[];
   /** Orders the paper broker refused, with the event whose handler placed them. */
   rejections: (Rejection & { eventId: string })[];
   /** Positions held at `to`, each at its last replayed price (null when it never had one). */
@@ -125,15 +127,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const tokens = o.cache.history.tokens();
   const history = o.history ?? readEachTime(o.cache);
   const market = new ReplayMarket(o.cache, tokens, settings.driftThreshold);
-  const fills: BacktestResult['fills'] = [];
-  // Each order names its instrument afresh: one string per instrument, not one per fill kept.
-  const instrumentKeys = new Map<string, string>();
-  const instrumentOf = (key: string) => {
-    const known = instrumentKeys.get(key);
-    if (known !== undefined) return known;
-    instrumentKeys.set(key, key);
-    return key;
-  };
+  const fills = new FillLedger();
   const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
   const alertList: BacktestAlert[] = [];
@@ -152,9 +146,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     maxFailuresLogged: 5,
     timeoutMs: o.timeoutMs,
     startedAt: settings.from,
-    // Field by field, not spread: a spread of the runtime's objects, whose maps vary, took
-    // V8's slow path and gave each copy a map of its own (about 270 bytes more per fill).
-    onFill: (_s, f, eventId) => fills.push({ instrument: instrumentOf(f.instrument), side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId }),
+    onFill: (_s, f, eventId) => fills.add(f, eventId),
     onReject: (_s, r, eventId) => rejections.push({ instrument: r.instrument, side: r.side, code: r.code, reason: r.reason, at: r.at, eventId }),
     onAlert: (_s, message, data, eventId, at) => {
       alerts++;
@@ -198,11 +190,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
 
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
-    const traded = [...new Set([...fills, ...rejections, ...openPositions].map((x) => x.instrument))].sort();
-    const metrics = strategyMetrics(equityCloses, fills);
+    const traded = [...new Set([...fills.instrumentsFilled, ...[...rejections, ...openPositions].map((x) => x.instrument)])].sort();
+    const metrics = strategyMetricsOf(equityCloses, fills.book);
     // Points made one index at a time, for its figures only: the run keeps the pairs.
     const benchmarks = navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) }));
-    const fillsHash = hashOfJson(fills);
+    const fillsHash = fills.hash;
     const eventCounts = log.counts();
     const labels = Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)]));
     const parkedSummary = { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) };
@@ -221,7 +213,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       openPositions,
       series: hashOfJson([equityCloses, navCloses, rejections, alertList]),
     };
-    return {
+    const result: BacktestResult = {
       runId: `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings, requested, read }).slice(0, 16)}`,
       strategy: { name, file: o.strategy.file, sourceHash, params: o.strategy.params },
       settings,
@@ -229,7 +221,8 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       coverage,
       metrics,
       benchmarks,
-      fills,
+      // In its place among the fields, made when first read (see withLazyFills).
+      fills: [],
       rejections,
       openPositions,
       labels,
@@ -244,6 +237,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       elapsedMs: performance.now() - started,
       finalState: Object.fromEntries(runtime.state(name)!),
     };
+    return withLazyFills(result, 'fills', fills, () => fills.fills());
   } finally {
     ledger.close();
   }

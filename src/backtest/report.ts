@@ -2,7 +2,8 @@ import { relative } from 'node:path';
 import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
 import { type BacktestResult, isLargeGap } from './replay.ts';
-import { instrumentPnl, rejectionSummary, tradeLedger } from './trades.ts';
+import { FillLedger, carriedLedger, withLazyFills } from './fill-ledger.ts';
+import { type TradeRow, instrumentPnl, rejectionSummary } from './trades.ts';
 
 export const REPORT_FORMAT = 'indexbot-backtest/2';
 const H = 3_600_000;
@@ -24,7 +25,7 @@ function roundAll<T extends object>(m: T): { [K in keyof T]: T[K] extends number
 export function buildReport(r: BacktestResult) {
   const equity = dailySeries(r.equity);
   const dd = drawdowns(equity);
-  const ledger = tradeLedger(r.fills);
+  const ledger = carriedLedger(r, 'fills') ?? FillLedger.of(r.fills);
   const navs = r.navs.map((n) => ({ indexId: n.indexId, points: dailySeries(asPoints(n.points)) }));
   const warnings: string[] = [];
   if (r.metrics.days < SHORT_WINDOW_DAYS) {
@@ -56,23 +57,18 @@ export function buildReport(r: BacktestResult) {
       relative: roundAll(relativeMetrics(equity, navs.find((n) => n.indexId === b.indexId)?.points ?? [])),
     })),
     events: { replayed: r.replayed, detected: r.eventCounts, alerts: r.alerts, parked: r.parked },
-    fills: {
-      count: r.fills.length,
-      hash: r.fillsHash,
-      /** The trade list: every fill, and for a sale its realised P&L and holding time. */
-      list: ledger.rows.map((f, i) => ({
-        at: iso(f.at),
-        instrument: f.instrument,
-        side: f.side,
-        quantity: num(f.quantity),
-        price: num(f.price),
-        feeUsd: num(f.feeUsd),
-        realisedPnl: num(f.realisedPnl),
-        holdingHours: f.holdingMs === null ? null : num(f.holdingMs / H),
-        eventId: r.fills[i]!.eventId,
-      })),
-    },
-    instruments: instrumentPnl(ledger.rows, r.openPositions).map((x) => roundAll(x)),
+    fills: withLazyFills(
+      {
+        count: ledger.length,
+        hash: r.fillsHash,
+        /** The trade list: every fill, and for a sale its realised P&L and holding time. */
+        list: [] as ReportFillRow[],
+      },
+      'list',
+      ledger,
+      () => Array.from(ledger.rows(), reportFillRow),
+    ),
+    instruments: instrumentPnl(ledger.rows(), r.openPositions).map((x) => roundAll(x)),
     /** Each instrument key above as people read it: a token's symbol, an index's id. */
     labels: r.labels,
     /** What the strategy raised with `ctx.alert`: every one counted, the first ones listed (a backtest has no sinks). */
@@ -100,6 +96,37 @@ export function buildReport(r: BacktestResult) {
     /** Each index's value on its daily series: the buy-and-hold benchmarks. */
     benchmarkCurves: navs.map((n) => ({ indexId: n.indexId, points: n.points.map((p) => [p.t, num(p.value)]) })),
   };
+}
+
+/** A fill as report.json lists it. */
+function reportFillRow(f: TradeRow & { eventId: string }) {
+  return {
+    at: iso(f.at),
+    instrument: f.instrument,
+    side: f.side,
+    quantity: num(f.quantity),
+    price: num(f.price),
+    feeUsd: num(f.feeUsd),
+    realisedPnl: num(f.realisedPnl),
+    holdingHours: f.holdingMs === null ? null : num(f.holdingMs / H),
+    eventId: f.eventId,
+  };
+}
+
+export type ReportFillRow = ReturnType<typeof reportFillRow>;
+
+/**
+ * A report's fills from `start` (from the end when negative, as `slice` counts), one at a
+ * time: a report built by a run makes its list's rows as they are read, and the table, the
+ * page and report.json read them so without making the list.
+ */
+export function* reportFillRows(fills: BacktestReport['fills'], start = 0): Generator<ReportFillRow, void, undefined> {
+  const ledger = carriedLedger(fills, 'list');
+  if (ledger === undefined) {
+    yield* fills.list.slice(start);
+    return;
+  }
+  for (const row of ledger.rows(start)) yield reportFillRow(row);
 }
 
 /** The start of the warning of holes run past inside the range. */
@@ -142,10 +169,17 @@ export type ReportSummary = Omit<BacktestReport, 'fills' | 'rejections' | 'alert
 };
 
 export function reportSummary(report: BacktestReport): ReportSummary {
-  const { list: _fills, ...fills } = report.fills;
-  const { list: _rejections, ...rejections } = report.rejections;
-  const { list: _alerts, ...alerts } = report.alerts;
-  return { ...report, fills, rejections, alerts };
+  return { ...report, fills: withoutList(report.fills), rejections: withoutList(report.rejections), alerts: withoutList(report.alerts) };
+}
+
+/** A report's list holder but its list, in its order, the list not read (a fill list is made when read). */
+function withoutList<T extends { list: unknown }>(holder: T, list?: unknown): Omit<T, 'list'> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(holder)) {
+    if (key !== 'list') copy[key] = holder[key as keyof T];
+    else if (list !== undefined) copy[key] = list;
+  }
+  return copy as Omit<T, 'list'>;
 }
 
 /**
@@ -201,7 +235,7 @@ const PLACE = /"\\u0000(fills|rejections|alerts)\\u0000"/;
  */
 export function* reportJsonChunks(report: BacktestReport): Generator<string, void, undefined> {
   const placed = { ...report };
-  for (const name of LISTS) Object.assign(placed, { [name]: { ...report[name], list: `\u0000${name}\u0000` } });
+  for (const name of LISTS) Object.assign(placed, { [name]: withoutList(report[name], `\u0000${name}\u0000`) });
   // [text, name, text, name, text, name, text]
   const parts = JSON.stringify(placed, null, 1).split(new RegExp(PLACE, 'g'));
   if (parts.length !== 2 * LISTS.length + 1 || new Set(parts.filter((_, i) => i % 2 === 1)).size !== LISTS.length) {
@@ -211,26 +245,24 @@ export function* reportJsonChunks(report: BacktestReport): Generator<string, voi
   for (let i = 0; i + 1 < parts.length; i += 2) {
     yield parts[i]!;
     // Each list is a value two levels in (report.fills.list): its rows one level further.
-    yield* listChunks(report[parts[i + 1] as (typeof LISTS)[number]].list, 2);
+    const name = parts[i + 1] as (typeof LISTS)[number];
+    yield* listChunks(name === 'fills' ? reportFillRows(report.fills) : report[name].list, 2);
   }
   yield `${parts.at(-1)}\n`;
 }
 
 const CHUNK_CHARS = 64 * 1024;
 
-function* listChunks(list: readonly unknown[], depth: number): Generator<string, void, undefined> {
-  if (list.length === 0) {
-    yield '[]';
-    return;
-  }
+function* listChunks(list: Iterable<unknown>, depth: number): Generator<string, void, undefined> {
   const pad = ' '.repeat(depth + 1);
   let chunk = '[';
-  for (const [i, row] of list.entries()) {
-    chunk += `${i === 0 ? '' : ','}\n${pad}${JSON.stringify(row, null, 1).replaceAll('\n', `\n${pad}`)}`;
+  let rows = 0;
+  for (const row of list) {
+    chunk += `${rows++ === 0 ? '' : ','}\n${pad}${JSON.stringify(row, null, 1).replaceAll('\n', `\n${pad}`)}`;
     if (chunk.length >= CHUNK_CHARS) {
       yield chunk;
       chunk = '';
     }
   }
-  yield `${chunk}\n${' '.repeat(depth)}]`;
+  yield rows === 0 ? '[]' : `${chunk}\n${' '.repeat(depth)}]`;
 }

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf } from './report.ts';
+import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -118,12 +118,20 @@ export function renderTable(report: BacktestReport): string {
     ]);
     lines.push(formatTable([['instrument', 'buys', 'sells', 'fees', 'realised', 'unrealised', 'total'], ...inst]), ...more(report.instruments.length));
   }
-  const sales = report.fills.list.filter((f) => f.side === 'sell');
-  if (sales.length > 0) {
-    lines.push('', `Trades: ${report.fills.count} fills, ${sales.length} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
-    const tail = report.fills.list
-      .slice(-LIST_LIMIT)
-      .map((f) => [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, amount(f.quantity), amount(f.price), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)]);
+  // Each sale closes a trade (metrics.closedTrades): counted so, the fill list is not read whole.
+  const sales = report.metrics.closedTrades ?? 0;
+  if (sales > 0) {
+    lines.push('', `Trades: ${report.fills.count} fills, ${sales} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
+    const tail = [...reportFillRows(report.fills, -LIST_LIMIT)].map((f) => [
+      f.at!.slice(0, 16),
+      labelOf(report, f.instrument),
+      f.side,
+      amount(f.quantity),
+      amount(f.price),
+      usd(f.feeUsd),
+      usd(f.realisedPnl),
+      hours(f.holdingHours),
+    ]);
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
   }
   const alertsShown = report.alerts.list.slice(0, LIST_LIMIT);

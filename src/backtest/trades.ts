@@ -72,9 +72,17 @@ export class TradeBook {
   private worst = Number.POSITIVE_INFINITY;
   private streak = 0;
   private longest = 0;
+  /** Fills booked. */
+  trades = 0;
+  /** The fills' quantity times price, summed, USD. */
+  notional = 0;
+  feesPaid = 0;
 
   /** Books a fill (in time order) and says what it realised. */
   add(f: TradeFill): TradeRow {
+    this.trades++;
+    this.notional += f.quantity * f.price;
+    this.feesPaid += f.feeUsd;
     const h = this.held.get(f.instrument) ?? { quantity: 0, cost: 0, since: f.at };
     if (f.side === 'buy') {
       const quantity = h.quantity + f.quantity;
@@ -118,15 +126,8 @@ export class TradeBook {
   }
 }
 
-/** Every fill's row, for a report's table, and the figures. */
-export function tradeLedger(fills: readonly TradeFill[]): { rows: TradeRow[]; stats: TradeStats } {
-  const book = new TradeBook();
-  const rows = fills.map((f) => book.add(f));
-  return { rows, stats: book.stats() };
-}
-
 /** P&L per instrument, realised and on what is still held; their sum is the change in equity. */
-export function instrumentPnl(rows: readonly TradeRow[], open: readonly OpenPosition[]): InstrumentPnl[] {
+export function instrumentPnl(rows: Iterable<TradeRow>, open: readonly OpenPosition[]): InstrumentPnl[] {
   const by = new Map<string, InstrumentPnl>();
   const entry = (instrument: string) => {
     let e = by.get(instrument);

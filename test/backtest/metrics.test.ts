@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/core/index.ts';
 import {
   DAY_MS,
   type EquityPoint,
@@ -11,7 +13,9 @@ import {
   relativeMetrics,
   returnMetrics,
   strategyMetrics,
-  tradeLedger,
+  FillLedger,
+  TradeBook,
+  strategyMetricsOf,
 } from '../../src/backtest/index.ts';
 
 const T0 = Date.UTC(2025, 0, 1);
@@ -211,6 +215,11 @@ describe('trade ledger', () => {
     fill('token:C', 'buy', 3, 10, 0.3, 70),
   ];
 
+  const tradeLedger = (given: typeof fills) => {
+    const ledger = FillLedger.of(given.map((f, i) => ({ ...f, eventId: `e${i}` })));
+    return { rows: [...ledger.rows()], stats: ledger.book.stats() };
+  };
+
   it('realised P&L on the average cost with fees, holding time from the average buy time', () => {
     const { rows, stats } = tradeLedger(fills);
     // Cost of A: 1001 + 1201.2 = 2202.2 for 20 units, bought on average at hour 5.
@@ -252,5 +261,47 @@ describe('trade ledger', () => {
       { code: 'no_price', count: 3, instruments: ['a', 'b'], example: 'no_price a' },
       { code: 'insufficient_cash', count: 1, instruments: ['x'], example: 'insufficient_cash x' },
     ]);
+  });
+});
+
+describe('FillLedger', () => {
+  // Past the first capacity (1,024), over a few instruments, sales of more than is held among them.
+  const random = mulberry32(7);
+  const instruments = ['token:A', 'token:B', 'index:x'];
+  const fills = Array.from({ length: 3_000 }, (_, i) => ({
+    instrument: instruments[Math.floor(random() * 3)]!,
+    side: random() < 0.55 ? ('buy' as const) : ('sell' as const),
+    quantity: 1 + Math.floor(random() * 1000) / 7,
+    price: 0.5 + random() * 200,
+    feeUsd: random() < 0.1 ? 0 : random(),
+    at: T0 + i * 60_000,
+    eventId: `event-${Math.floor(i / 4)}`,
+  }));
+
+  it('keeps every fill as given, books it as a TradeBook does one at a time, and hashes the list as JSON', () => {
+    const ledger = FillLedger.of(fills);
+    expect(ledger.length).toBe(fills.length);
+    expect(ledger.fills()).toEqual(fills);
+    const book = new TradeBook();
+    const rows = fills.map((f) => ({ ...book.add(f), eventId: f.eventId }));
+    expect([...ledger.rows()]).toEqual(rows);
+    expect(ledger.book.stats()).toEqual(book.stats());
+    expect([...ledger.rows(-5)]).toEqual(rows.slice(-5));
+    expect([...ledger.rows(-5_000)]).toEqual(rows);
+    expect([...ledger.rows(2_990)]).toEqual(rows.slice(2_990));
+    expect(ledger.instrumentsFilled).toEqual(
+      instruments.filter((i) => fills.some((f) => f.instrument === i)).sort((a, b) => fills.findIndex((f) => f.instrument === a) - fills.findIndex((f) => f.instrument === b)),
+    );
+    expect(ledger.hash).toBe(createHash('sha256').update(JSON.stringify(fills)).digest('hex'));
+    expect(new FillLedger().hash).toBe(createHash('sha256').update('[]').digest('hex'));
+    expect(() => ledger.add(fills[0]!, 'late')).toThrow(/after the hash/);
+  });
+
+  it('strategyMetricsOf its book gives the figures strategyMetrics gives of the fills', () => {
+    const curve = [
+      { t: T0, value: 1000, exposure: 0 },
+      { t: T0 + 3_000 * 60_000, value: 1100, exposure: 0.5 },
+    ];
+    expect(strategyMetricsOf(curve, FillLedger.of(fills).book)).toEqual(strategyMetrics(curve, fills));
   });
 });

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, runBacktest } from '../../src/backtest/index.ts';
+import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, reportSummary, runBacktest } from '../../src/backtest/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -149,6 +150,46 @@ describe('report: refused orders, open positions, a short window', () => {
     const pieces = [...reportJsonChunks(cases[1]!)];
     expect(pieces.length).toBeGreaterThan(5);
     for (const piece of pieces) expect(piece.length).toBeLessThan(64 * 1024 + 1_000);
+  });
+
+  it("makes a run's fill list only when it is read: report.json, the table, the page and a summary read the fills one at a time, to the same bytes", async () => {
+    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const strategy = withParams(await loadStrategyModule(file), file, {});
+    const run = () => runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 });
+    try {
+      const result = await run();
+      const r = buildReport(result);
+      const unread = (holder: object, key: string) => Object.getOwnPropertyDescriptor(holder, key)?.get !== undefined;
+      expect(unread(result, 'fills')).toBe(true);
+      const json = [...reportJsonChunks(r)].join('');
+      const table = renderTable(r);
+      const html = renderHtml(r);
+      const summary = reportSummary(r);
+      expect(unread(r.fills, 'list')).toBe(true);
+      expect(summary.fills).toEqual({ count: r.fills.count, hash: r.fills.hash });
+      // Read: the same list the text had, kept as a plain array from then on.
+      const list = r.fills.list;
+      expect(unread(r.fills, 'list')).toBe(false);
+      expect(list.length).toBe(r.fills.count);
+      expect(list.length).toBeGreaterThan(1);
+      expect(r.fills.list).toBe(list);
+      expect(json).toBe(`${JSON.stringify(r, null, 1)}\n`);
+      expect([...reportJsonChunks(r)].join('')).toBe(json);
+      expect(renderTable(r)).toBe(table);
+      expect(renderHtml(r)).toBe(html);
+      // The run's own fills alike: in their place among its fields, the list the hash was taken of.
+      expect(Object.keys(result).indexOf('fills')).toBe(Object.keys(result).indexOf('benchmarks') + 1);
+      expect(createHash('sha256').update(JSON.stringify(result.fills)).digest('hex')).toBe(result.fillsHash);
+      expect(result.fills.map((f) => f.eventId)).toEqual(list.map((f) => f.eventId));
+      // A result whose list was read (and changed) reports what it holds.
+      const again = await run();
+      again.fills.pop();
+      expect(buildReport(again).fills.list).toEqual(list.slice(0, -1));
+      expect(buildReport(again).fills.count).toBe(list.length - 1);
+    } finally {
+      cache.close();
+    }
   });
 
   it('shows quantities and prices to six significant digits, never rounded to zero or in exponent form', () => {

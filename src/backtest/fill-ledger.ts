@@ -11,7 +11,8 @@ const FIRST_CAPACITY = 1_024;
  * A run's fills in columns, each booked as it comes: its realised P&L and holding time, the
  * running trade figures, the fills' hash. A fill kept as objects (the fill, its ledger row,
  * its report row) held about 500 bytes of a run's heap, and a 4-year run of 40 indexes made
- * 49,680 of them; here a fill is 53 bytes and its event's id, which the fills of one event share.
+ * 49,680 of them; here a fill is 53 bytes (up to twice that in columns grown by doubling) and its event's id,
+ * which the fills of one event share.
  */
 export class FillLedger {
   readonly book = new TradeBook();
@@ -29,8 +30,6 @@ export class FillLedger {
   private readonly eventIds: string[] = [];
   private readonly instruments: string[] = [];
   private readonly instrumentNumbers = new Map<string, number>();
-  // The SHA-256 of `JSON.stringify(fills)`, fed a fill at a time: a long trade list is never one string.
-  private readonly hashing = createHash('sha256').update('[');
   private digest: string | undefined;
 
   /** A ledger of fills given whole (a result made without one), booked in their order. */
@@ -64,13 +63,15 @@ export class FillLedger {
     this.instrument[i] = n;
     this.sell[i] = f.side === 'sell' ? 1 : 0;
     this.eventIds.push(eventId);
-    const item: RunFill = { instrument: f.instrument, side: f.side, quantity: f.quantity, price: f.price, feeUsd: f.feeUsd, at: f.at, eventId };
-    this.hashing.update(i === 0 ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
   }
 
-  /** The SHA-256 of the fills as a JSON array; no fill is added after it is read. */
+  /** The SHA-256 of `JSON.stringify(fills)`, fed a fill at a time (a long trade list is never one string); no fill is added after it is read. */
   get hash(): string {
-    this.digest ??= this.hashing.update(']').digest('hex');
+    if (this.digest === undefined) {
+      const hash = createHash('sha256').update('[');
+      for (let i = 0; i < this.size; i++) hash.update(i === 0 ? JSON.stringify(this.fill(i)) : `,${JSON.stringify(this.fill(i))}`);
+      this.digest = hash.update(']').digest('hex');
+    }
     return this.digest;
   }
 
@@ -108,7 +109,7 @@ export class FillLedger {
     };
   }
 
-  /** The rows from `start` (the first fill when negative counts from the end, as `slice` does). */
+  /** The rows from `start`; a negative `start` counts from the end, as `slice` does. */
   *rows(start = 0): Generator<TradeRow & { eventId: string }, void, undefined> {
     for (let i = start < 0 ? Math.max(0, this.size + start) : start; i < this.size; i++) yield this.row(i);
   }
@@ -135,32 +136,36 @@ export class FillLedger {
   }
 }
 
-const LEDGER = Symbol('indexbot.fillLedger');
+/** The ledgers of lists not read yet, by the object holding the list: a list read (or set) is the one that counts from then on. */
+const unread = new WeakMap<object, { key: string; get: () => unknown; ledger: FillLedger }>();
 
 /**
  * Gives `target` a property `key` made from `make` when first read, then kept as a plain
- * value, and carries `ledger` beside it, out of sight of spreads and JSON: a run's result and
- * report read as before, while a run that never reads the list never makes 49,680 objects.
+ * value, and remembers `ledger` for it until then, out of sight of spreads and JSON: a run's
+ * result and report read as before, while a run that never reads the list never makes
+ * 49,680 objects. A frozen or sealed target keeps the getter, which gives the same array at
+ * every read.
  */
-export function withLazyFills<T extends object, K extends string, V>(target: T, key: K, ledger: FillLedger, make: () => V): T & { [P in K]: V } {
-  Object.defineProperty(target, key, {
-    configurable: true,
-    enumerable: true,
-    get() {
-      const value = make();
-      Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
-      return value;
-    },
-    set(value: V) {
-      Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
-    },
-  });
-  Object.defineProperty(target, LEDGER, { value: ledger });
-  return target as T & { [P in K]: V };
+export function withLazyFills<T extends object, V>(target: T, key: string & keyof T, ledger: FillLedger, make: () => V): T {
+  let value: V;
+  let made = false;
+  const settle = (v: V) => {
+    value = v;
+    made = true;
+    unread.delete(target);
+    if (Object.getOwnPropertyDescriptor(target, key)?.configurable) Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
+  };
+  const get = () => {
+    if (!made) settle(make());
+    return value;
+  };
+  Object.defineProperty(target, key, { configurable: true, enumerable: true, get, set: settle });
+  unread.set(target, { key, get, ledger });
+  return target;
 }
 
-/** The ledger carried by `holder` ({@link withLazyFills}), if its list was not read or changed since. */
+/** The ledger behind `holder[key]` ({@link withLazyFills}) while that list was never read nor set. */
 export function carriedLedger(holder: object, key: string): FillLedger | undefined {
-  const ledger = (holder as { [LEDGER]?: FillLedger })[LEDGER];
-  return ledger !== undefined && Object.getOwnPropertyDescriptor(holder, key)?.get !== undefined ? ledger : undefined;
+  const entry = unread.get(holder);
+  return entry !== undefined && entry.key === key && Object.getOwnPropertyDescriptor(holder, key)?.get === entry.get ? entry.ledger : undefined;
 }

@@ -127,7 +127,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const tokens = o.cache.history.tokens();
   const history = o.history ?? readEachTime(o.cache);
   const market = new ReplayMarket(o.cache, tokens, settings.driftThreshold);
-  const fills = new FillLedger();
+  const fillLedger = new FillLedger();
   const rejections: BacktestResult['rejections'] = [];
   let alerts = 0;
   const alertList: BacktestAlert[] = [];
@@ -146,7 +146,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
     maxFailuresLogged: 5,
     timeoutMs: o.timeoutMs,
     startedAt: settings.from,
-    onFill: (_s, f, eventId) => fills.add(f, eventId),
+    onFill: (_s, f, eventId) => fillLedger.add(f, eventId),
     onReject: (_s, r, eventId) => rejections.push({ instrument: r.instrument, side: r.side, code: r.code, reason: r.reason, at: r.at, eventId }),
     onAlert: (_s, message, data, eventId, at) => {
       alerts++;
@@ -190,11 +190,11 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
 
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
-    const traded = [...new Set([...fills.instrumentsFilled, ...[...rejections, ...openPositions].map((x) => x.instrument)])].sort();
-    const metrics = strategyMetricsOf(equityCloses, fills.book);
+    const traded = [...new Set([...fillLedger.instrumentsFilled, ...[...rejections, ...openPositions].map((x) => x.instrument)])].sort();
+    const metrics = strategyMetricsOf(equityCloses, fillLedger.book);
     // Points made one index at a time, for its figures only: the run keeps the pairs.
     const benchmarks = navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) }));
-    const fillsHash = fills.hash;
+    const fillsHash = fillLedger.hash;
     const eventCounts = log.counts();
     const labels = Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)]));
     const parkedSummary = { count: parked.length, errors: parked.slice(0, 5).map((p) => `${p.eventId}: ${p.error}`) };
@@ -237,7 +237,7 @@ export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
       elapsedMs: performance.now() - started,
       finalState: Object.fromEntries(runtime.state(name)!),
     };
-    return withLazyFills(result, 'fills', fills, () => fills.fills());
+    return withLazyFills(result, 'fills', fillLedger, () => fillLedger.fills());
   } finally {
     ledger.close();
   }

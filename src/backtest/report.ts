@@ -115,6 +115,15 @@ function reportFillRow(f: TradeRow & { eventId: string }) {
 
 export type ReportFillRow = ReturnType<typeof reportFillRow>;
 
+/** The sales among a report's fills, counted without making its list. */
+export function reportSales(fills: BacktestReport['fills']): number {
+  const ledger = carriedLedger(fills, 'list');
+  if (ledger !== undefined) return ledger.book.stats().closedTrades;
+  let sales = 0;
+  for (const f of fills.list) if (f.side === 'sell') sales++;
+  return sales;
+}
+
 /**
  * A report's fills from `start` (from the end when negative, as `slice` counts), one at a
  * time: a report built by a run makes its list's rows as they are read, and the table, the
@@ -172,7 +181,7 @@ export function reportSummary(report: BacktestReport): ReportSummary {
   return { ...report, fills: withoutList(report.fills), rejections: withoutList(report.rejections), alerts: withoutList(report.alerts) };
 }
 
-/** A report's list holder but its list, in its order, the list not read (a fill list is made when read). */
+/** A copy of a report's list holder, keys in order, its list left out (or `list` in its place), the list itself not read: a fill list is made when read. */
 function withoutList<T extends { list: unknown }>(holder: T, list?: unknown): Omit<T, 'list'> {
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(holder)) {
@@ -241,7 +250,7 @@ export function* reportJsonChunks(report: BacktestReport): Generator<string, voi
   for (const name of ['fills', 'rejections', 'alerts'] as const) Object.assign(placed, { [name]: withoutList(report[name], mark(name)) });
   // [text, name, text, name, ..., text]
   const parts = JSON.stringify(placed, null, 1).split(new RegExp(PLACE, 'g'));
-  if (parts.length !== 2 * LISTS.length + 1 || new Set(parts.filter((_, i) => i % 2 === 1)).size !== LISTS.length) {
+  if (parts.length !== 2 * LISTS.length + 1 || new Set(parts.filter((_, i) => i % 2 === 1)).size !== LISTS.length || !Array.isArray(report.benchmarkCurves)) {
     yield `${JSON.stringify(report, null, 1)}\n`;
     return;
   }

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
+import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows, reportSales } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -118,8 +118,7 @@ export function renderTable(report: BacktestReport): string {
     ]);
     lines.push(formatTable([['instrument', 'buys', 'sells', 'fees', 'realised', 'unrealised', 'total'], ...inst]), ...more(report.instruments.length));
   }
-  // Each sale closes a trade (metrics.closedTrades): counted so, the fill list is not read whole.
-  const sales = report.metrics.closedTrades ?? 0;
+  const sales = reportSales(report.fills);
   if (sales > 0) {
     lines.push('', `Trades: ${report.fills.count} fills, ${sales} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
     const tail = [...reportFillRows(report.fills, -LIST_LIMIT)].map((f) => [

@@ -72,17 +72,15 @@ export class TradeBook {
   private worst = Number.POSITIVE_INFINITY;
   private streak = 0;
   private longest = 0;
-  /** Fills booked. */
-  trades = 0;
-  /** The fills' quantity times price, summed, USD. */
-  notional = 0;
-  feesPaid = 0;
+  private booked = 0;
+  private notionalSum = 0;
+  private feeSum = 0;
 
   /** Books a fill (in time order) and says what it realised. */
   add(f: TradeFill): TradeRow {
-    this.trades++;
-    this.notional += f.quantity * f.price;
-    this.feesPaid += f.feeUsd;
+    this.booked++;
+    this.notionalSum += f.quantity * f.price;
+    this.feeSum += f.feeUsd;
     const h = this.held.get(f.instrument) ?? { quantity: 0, cost: 0, since: f.at };
     if (f.side === 'buy') {
       const quantity = h.quantity + f.quantity;
@@ -107,6 +105,20 @@ export class TradeBook {
     this.streak = pnl <= 0 ? this.streak + 1 : 0;
     this.longest = Math.max(this.longest, this.streak);
     return tradeRow(f, pnl, h.quantity > 0 ? f.at - h.since : null);
+  }
+
+  /** Fills booked. */
+  get trades(): number {
+    return this.booked;
+  }
+
+  /** The fills' quantity times price, summed, USD. */
+  get notional(): number {
+    return this.notionalSum;
+  }
+
+  get feesPaid(): number {
+    return this.feeSum;
   }
 
   stats(): TradeStats {

@@ -19,6 +19,7 @@ export {
   renderTable,
   type BacktestOptions,
   type BacktestResult,
+  type RunFill,
   type BacktestAlert,
   type BacktestReport,
   type IndexCoverage,

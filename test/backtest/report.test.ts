@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, reportSummary, runBacktest } from '../../src/backtest/index.ts';
+import { deepFreeze } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -187,6 +188,32 @@ describe('report: refused orders, open positions, a short window', () => {
       again.fills.pop();
       expect(buildReport(again).fills.list).toEqual(list.slice(0, -1));
       expect(buildReport(again).fills.count).toBe(list.length - 1);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('a frozen result or report reads its fills, the same array at each read; an edited list is the one the report and the table count (the review)', async () => {
+    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
+    const cache = SnapshotStore.open(buildCache(), { readonly: true });
+    const strategy = withParams(await loadStrategyModule(file), file, {});
+    const run = () => runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 });
+    try {
+      const plain = buildReport(await run());
+      const frozen = deepFreeze(await run());
+      expect(frozen.fills.length).toBe(plain.fills.count);
+      expect(frozen.fills).toBe(frozen.fills);
+      const report = deepFreeze(buildReport(frozen));
+      expect(report.fills.list).toEqual(plain.fills.list);
+      expect(report.fills.list).toBe(report.fills.list);
+      expect(JSON.stringify(report)).toBe(JSON.stringify(plain));
+      // Only buys left in the list: no sales, so no Trades section.
+      const buys = buildReport(await run());
+      buys.fills.list = buys.fills.list.filter((f) => f.side === 'buy');
+      expect(plain.fills.list.some((f) => f.side === 'sell')).toBe(true);
+      expect(renderTable(plain)).toContain('sales; the last');
+      expect(renderTable(buys)).not.toContain('sales; the last');
+      expect(JSON.parse([...reportJsonChunks(buys)].join('')).fills.list).toEqual(buys.fills.list);
     } finally {
       cache.close();
     }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import { IndexbotError, plainText, secretValues, withoutSecrets } from '../core/index.ts';
 import { EXIT } from './options.ts';
@@ -28,17 +29,41 @@ const COMMANDS: readonly (readonly [names: readonly string[], load: () => Promis
   [['config'], async () => (await import('./config-command.ts')).registerConfigCommand],
 ];
 
+/**
+ * The format asked for by `--log-format` or INDEXBOT_LOG_FORMAT (the deploy files set json):
+ * the command's last line, an error's, is then a JSON line as its logs are, not plain text
+ * among them for a log shipper to trip on. A config file's `log.format` is not read here:
+ * the line may say the file is what failed.
+ */
+const jsonLastLine = (() => {
+  const flag = process.argv.findIndex((a) => a === '--log-format' || a.startsWith('--log-format='));
+  const asked = flag === -1 ? process.env.INDEXBOT_LOG_FORMAT : process.argv[flag]!.includes('=') ? process.argv[flag]!.split('=')[1] : process.argv[flag + 1];
+  return asked === 'json';
+})();
+
+/** A failure's last line: `indexbot: <message> [CODE]`, or in JSON mode a pino line (level 60, fatal) with `code` and `exitCode`. */
+function writeLastLine(message: string, code: string, exitCode: number): void {
+  if (!jsonLastLine) {
+    process.stderr.write(`indexbot: ${message} [${code}]\n`);
+    return;
+  }
+  const secrets = secretValues();
+  process.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, hostname: hostname(), code, exitCode, msg: withoutSecrets(message, secrets) })}\n`);
+}
+
 const program = new Command();
 program.name('indexbot').description('Trading-bot framework for the Index Fund Data Service').version(packageJson().version).exitOverride();
 // Commander's own errors (an unknown flag, a bad value) look like ours: one line, the code last.
 // Set before the commands are added, which copy it.
 program.configureOutput({
-  outputError: (text, write) =>
-    write(
-      `indexbot: ${text
+  outputError: (text) =>
+    writeLastLine(
+      text
         .replace(/^error: /, '')
         .trim()
-        .replace(/\s*\n\s*/g, ' ')} [USAGE_INVALID]\n`,
+        .replace(/\s*\n\s*/g, ' '),
+      'USAGE_INVALID',
+      EXIT.usage,
     ),
 });
 
@@ -67,17 +92,14 @@ try {
   const secrets = secretValues();
   if (e instanceof IndexbotError) {
     // One line, whatever the message quotes (a file's text in a JSON parser's words, say).
-    process.stderr.write(`indexbot: ${withoutSecrets(plainText(e.message), secrets)} [${e.code}]\n`);
-    process.exit(e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config);
+    const exitCode = e.kind === 'temporary' ? EXIT.temporary : e.kind === 'input' ? EXIT.usage : EXIT.config;
+    writeLastLine(withoutSecrets(plainText(e.message), secrets), e.code, exitCode);
+    process.exit(exitCode);
   }
   // Not one of ours: a bug. One line by default; the stack trace on demand, to report it.
   const debug = process.env.INDEXBOT_DEBUG === '1' || /^(debug|trace)$/.test(process.env.INDEXBOT_LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(process.argv.join(' '));
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  process.stderr.write(
-    withoutSecrets(
-      debug && e instanceof Error ? `indexbot: unexpected error: ${e.stack}\n` : `indexbot: unexpected error: ${message} (a bug; INDEXBOT_DEBUG=1 prints its stack trace) [INTERNAL]\n`,
-      secrets,
-    ),
-  );
+  if (debug && e instanceof Error && !jsonLastLine) process.stderr.write(withoutSecrets(`indexbot: unexpected error: ${e.stack}\n`, secrets));
+  else writeLastLine(withoutSecrets(`unexpected error: ${debug && e instanceof Error ? e.stack : `${message} (a bug; INDEXBOT_DEBUG=1 prints its stack trace)`}`, secrets), 'INTERNAL', EXIT.bug);
   process.exit(EXIT.bug);
 }

@@ -2,8 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ['bin/indexbot.js', ...args], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL', env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' } });
+const cli = (args: string[]) => spawnSync(process.execPath, ['bin/indexbot.js', ...args], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL', env: { ...process.env } });
 
 // Trial 25: `run --db /dev/null` opened the device, failed its first write as a disk error
 // (exit 75, "retry later": a service restarts it for ever) and left /dev/null.lock and

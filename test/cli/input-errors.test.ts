@@ -132,7 +132,6 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     await control(sandbox, '/faults', { kind: 'delay', delay_ms: 12_000, count: 1, path_prefix: '/indexes/mindex/history' });
     const r = await runCli(['backfill', '--from', '2026-11-01', '--indexes', 'mindex', '--base-url', sandbox.baseUrl, '--db', tempDbPath()], {
       INDEXBOT_API_KEY: sandbox.keys.premium,
-      INDEXBOT_LOG_FORMAT: 'json',
     });
     expect(r.status, r.stderr).toBe(0);
     const waiting = r.stderr
@@ -148,7 +147,7 @@ describe('ranges and ports', { timeout: 60_000 }, () => {
     await control(sandbox, '/faults', { kind: 'delay', delay_ms: 30_000, count: 1, path_prefix: '/indexes/sindex' });
     const into = tempDbPath();
     const child = spawn(process.execPath, ['bin/indexbot.js', 'backfill', '--from', '2026-10-01', '--indexes', 'mindex,sindex', '--base-url', sandbox.baseUrl, '--db', into], {
-      env: { ...process.env, INDEXBOT_API_KEY: sandbox.keys.premium, INDEXBOT_LOG_FORMAT: 'json' },
+      env: { ...process.env, INDEXBOT_API_KEY: sandbox.keys.premium },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -231,5 +230,33 @@ describe('the event stream flag', { timeout: 60_000 }, () => {
 
   it('--events without a role that uses it is refused, not ignored: exit 64', async () => {
     expectOneLine(await runCli(['run', '--events', 'redis://127.0.0.1:1', '--base-url', 'http://127.0.0.1:9/v1', '--db', tempDbPath()]), 64, '--events', '--role collector');
+  });
+});
+
+// The deploy files set INDEXBOT_LOG_FORMAT=json: the failure's line is then one of the JSON lines a log shipper parses, not plain text among them.
+describe('with --log-format json or INDEXBOT_LOG_FORMAT=json, the last line is a JSON log line', { timeout: 60_000 }, () => {
+  const lastJson = (res: { status: number | null; stderr: string }) => {
+    const lines = res.stderr.trim().split('\n');
+    expect(lines, res.stderr).toHaveLength(1);
+    return JSON.parse(lines[0]!) as Record<string, unknown>;
+  };
+
+  it('an input error, a config error and a usage error, each with its code and exit code; no credential in it', async () => {
+    const usage = await runCli(['run', '--tier', 'nope', '--log-format', 'json']);
+    expect(usage.status).toBe(64);
+    expect(lastJson(usage)).toMatchObject({ level: 60, code: 'USAGE_INVALID', exitCode: 64, msg: expect.stringContaining('--tier') });
+    expect(lastJson(usage).time).toEqual(expect.any(Number));
+    const unknownFlag = await runCli(['run', '--log-format=json', '--bogus']);
+    expect(lastJson(unknownFlag)).toMatchObject({ code: 'USAGE_INVALID', exitCode: 64, msg: expect.stringContaining("unknown option '--bogus'") });
+    const dir = dirname(tempDbPath());
+    const config = join(dir, 'typo.json');
+    writeFileSync(config, JSON.stringify({ pollIntervals: 5 }));
+    const key = 'sk_live_secretvalue1234';
+    const configError = await runCli(['run', '--config', config, '--base-url', `http://user:${key}@127.0.0.1:9/v1`], { INDEXBOT_LOG_FORMAT: 'json', INDEXBOT_API_KEY: key });
+    expect(configError.status).toBe(78);
+    expect(lastJson(configError)).toMatchObject({ code: 'CONFIG_INVALID', exitCode: 78, msg: expect.stringContaining('unknown key "pollIntervals"') });
+    expect(configError.stderr).not.toContain(key);
+    // Plain, as before, when the format was not asked for (logs are JSON on a pipe all the same).
+    expectOneLine(await runCli(['run', '--tier', 'nope']), 64, 'indexbot: --tier', '[USAGE_INVALID]');
   });
 });

@@ -11,7 +11,7 @@ const STRATEGIES = resolve('strategies');
 /** One CLI process in `cwd`; its lines of our own (`indexbot: …`), apart from the JSON log. */
 function run(args: string[], cwd: string): Promise<{ status: number | null; ours: string[]; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--strategies', STRATEGIES], { cwd, env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args, '--strategies', STRATEGIES], { cwd, env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (status) => done({ status, stderr, ours: stderr.split('\n').filter((l) => l.startsWith('indexbot:')) }));

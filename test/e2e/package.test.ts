@@ -29,7 +29,7 @@ function localPrebuild(): Record<string, string> {
 }
 
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
-const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false', INDEXBOT_LOG_FORMAT: 'json' };
+const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false' };
 for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS') delete env[key];
 
 function run(cmd: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs = 900_000) {

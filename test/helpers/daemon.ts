@@ -13,7 +13,7 @@ export interface DaemonProcess {
 /** Starts `indexbot run` as its own process (node directly, so signals reach it). */
 export function spawnDaemon(args: string[], env: Record<string, string>): DaemonProcess {
   const child = spawn(process.execPath, ['bin/indexbot.js', 'run', ...args], {
-    env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -26,11 +26,11 @@ export function spawnDaemon(args: string[], env: Record<string, string>): Daemon
 
 /**
  * Runs one CLI command as its own process, without blocking this one (which may serve the
- * sandbox the command talks to); logs are JSON lines.
+ * sandbox the command talks to); logs are JSON lines (stderr is a pipe), its last line plain text.
  */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/indexbot.js', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -55,7 +55,7 @@ describe('indexbot status and strategies commands', () => {
 
     const retry = spawnSync(process.execPath, ['bin/indexbot.js', 'strategies', 'retry', '--db', db, '--strategies', 'test/fixtures/strategies/mixed', '--strategy', 'always-throws'], {
       encoding: 'utf8',
-      env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' },
+      env: { ...process.env },
     });
     // Still parked: the handler failed again, which a script can tell (found by trial 22: it exited 0).
     expect(retry.status).toBe(1);

@@ -110,7 +110,7 @@ describe('strategy files outside the repository', () => {
     const file = join(outside, 'lonely.ts');
     writeFileSync(file, plain('lonely'));
     // Through the CLI, as a user meets it: in this test process `indexbot` resolves everywhere.
-    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'backtest', '--strategy', file, '--db', buildCache()], { encoding: 'utf8', env: { ...process.env, INDEXBOT_LOG_FORMAT: 'json' } });
+    const r = spawnSync(process.execPath, ['bin/indexbot.js', 'backtest', '--strategy', file, '--db', buildCache()], { encoding: 'utf8', env: { ...process.env } });
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
         new RegExp(

@@ -24,5 +24,17 @@ export {
 } from './metrics.ts';
 export { FillLedger, type RunFill } from './fill-ledger.ts';
 export { TradeBook, instrumentPnl, rejectionSummary, type TradeRow, type TradeStats, type InstrumentPnl } from './trades.ts';
-export { runSweep, SweepSession, reportFiles, writeReportFiles, MAX_WORKERS, PARTIAL_SUFFIX, type ReportFiles, type SweepJob, type SweepOptions, type SweepSettings } from './sweep.ts';
+export {
+  runSweep,
+  SweepSession,
+  reportFiles,
+  writeReportFiles,
+  MAX_WORKERS,
+  PARTIAL_SUFFIX,
+  type ReportFiles,
+  type RunFigures,
+  type SweepJob,
+  type SweepOptions,
+  type SweepSettings,
+} from './sweep.ts';
 export { SWEEP_COLUMNS, SWEEP_FORMAT, renderSweepHtml, splitParams, sweepFile, sweepHeadings, sweptOnly, type SweepFile, type SweepRow } from './sweep-html.ts';

@@ -5,6 +5,7 @@ import { type Logger, checkOptionRange, makeDirectories, silentLogger } from '..
 import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
+import type { EquityPoint, StrategyMetrics } from './metrics.ts';
 import { type BacktestOptions, type BacktestResult, replayRange, runBacktest } from './replay.ts';
 import { RecordedHistory, type SharedHistory } from './recorded-history.ts';
 import { type BacktestReport, type ReportSummary, buildReport, reportJson, reportJsonChunks, reportSummary } from './report.ts';
@@ -42,16 +43,28 @@ export interface ReportFiles {
   html: string;
 }
 
+/** A run's figures, what a parameter search ranks runs by: a small object, whatever the run traded. */
+export interface RunFigures {
+  runId: string;
+  /** The params after the strategy's schema (defaults filled in). */
+  params: unknown;
+  metrics: StrategyMetrics;
+  equity: EquityPoint[];
+  /** Events whose handler failed and were skipped: the figures miss what it would have done. */
+  failedEvents: number;
+}
+
 /**
- * What each run gives back: its whole result; its report files; or, with `dir`, its report's
+ * What each run gives back: its whole result; its figures alone (no fill list crosses threads);
+ * its report files; or, with `dir`, its report's
  * summary once the thread that ran it wrote report.json and report.html to `dir/<run id>/`
  * (no report crosses threads or waits for the others in memory, and a sweep stopped halfway
  * keeps the runs it finished).
  */
-export type SweepOutput = 'result' | 'report' | { dir: string };
-type OutputOf<O extends SweepOutput> = O extends 'report' ? ReportFiles : O extends { dir: string } ? ReportSummary : BacktestResult;
+export type SweepOutput = 'result' | 'figures' | 'report' | { dir: string };
+type OutputOf<O extends SweepOutput> = O extends 'report' ? ReportFiles : O extends 'figures' ? RunFigures : O extends { dir: string } ? ReportSummary : BacktestResult;
 /** Any run's output. */
-export type SweepRunOutput = BacktestResult | ReportFiles | ReportSummary;
+export type SweepRunOutput = BacktestResult | RunFigures | ReportFiles | ReportSummary;
 
 export const MAX_WORKERS = 64;
 
@@ -75,6 +88,7 @@ export function writeReportFiles(report: BacktestReport, dir: string): void {
 
 function outputOf(result: BacktestResult, output: SweepOutput): SweepRunOutput {
   if (output === 'result') return result;
+  if (output === 'figures') return { runId: result.runId, params: result.strategy.params, metrics: result.metrics, equity: result.equity, failedEvents: result.parked.count };
   if (output === 'report') return reportFiles(result);
   const report = buildReport(result);
   // Written aside and renamed whole: a sweep stopped midway (Ctrl-C ends the process, its threads mid-write) leaves no run folder half made.
@@ -142,6 +156,8 @@ export class SweepThread {
  * that ran) is thrown once the runs in flight are done or stopped.
  */
 export function runSweep(o: SweepOptions): Promise<BacktestResult[]>;
+/** Each run's figures instead of its result. */
+export function runSweep(o: SweepOptions & { output: 'figures' }): Promise<RunFigures[]>;
 /** Each run's report files instead of its result, made on the thread that ran it. */
 export function runSweep(o: SweepOptions & { output: 'report' }): Promise<ReportFiles[]>;
 /** Each run's report summary, its files written to `dir/<run id>/` by the thread that ran it. */
@@ -175,6 +191,7 @@ export class SweepSession {
   }
 
   run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result'; onRun?: SweepOptions['onRun'] }): Promise<BacktestResult[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'figures'; onRun?: SweepOptions['onRun'] }): Promise<RunFigures[]>;
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report'; onRun?: SweepOptions['onRun'] }): Promise<ReportFiles[]>;
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: { dir: string }; onRun?: SweepOptions['onRun'] }): Promise<ReportSummary[]>;
   run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<SweepRunOutput[]>;

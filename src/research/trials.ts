@@ -1,4 +1,4 @@
-import { type EquityPoint, type StrategyMetrics, SweepSession, type SweepSettings } from '../backtest/index.ts';
+import { type RunFigures, SweepSession, type SweepSettings } from '../backtest/index.ts';
 import type { Logger } from '../core/index.ts';
 
 /**
@@ -12,15 +12,8 @@ export interface Trial {
   to: number;
 }
 
-export interface TrialResult {
-  runId: string;
-  /** The params after the strategy's schema (defaults filled in). */
-  params: unknown;
-  metrics: StrategyMetrics;
-  equity: EquityPoint[];
-  /** Events whose handler failed and were skipped: the figures miss what it would have done, so the run ranks last. */
-  failedEvents: number;
-}
+/** A trial's figures; one whose handlers failed on some events (`failedEvents`) ranks last. */
+export type TrialResult = RunFigures;
 
 export type TrialRunner = (trials: readonly Trial[]) => Promise<TrialResult[]>;
 
@@ -42,11 +35,13 @@ export function sweepRunner(o: { db: string; file: string; settings: Omit<SweepS
     }
     for (const indices of ranges.values()) {
       const { from, to } = trials[indices[0]!]!;
+      // Figures only, made on the thread that ran the trial: its fills never cross threads.
       const results = await session.run(
         { ...o.settings, from, to },
         indices.map((i) => ({ file: o.file, params: trials[i]!.params })),
+        { output: 'figures' },
       );
-      for (const [k, r] of results.entries()) out[indices[k]!] = { runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity, failedEvents: r.parked.count };
+      for (const [k, r] of results.entries()) out[indices[k]!] = r;
     }
     return out;
   };

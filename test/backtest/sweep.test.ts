@@ -38,6 +38,11 @@ describe('sweeps on worker threads', () => {
     cache.close();
     expect(serial).toEqual(alone);
     expect(new Set(serial.map((r) => JSON.parse(r).fills.hash)).size).toBe(5);
+    // A search's output: each run's figures alone, made where it ran, the same as its result's (the review: every fill crossed threads).
+    const figures = await runSweep({ db, settings, jobs, workers: 2, output: 'figures' });
+    const results = await runSweep({ db, settings, jobs, workers: 1 });
+    expect(figures).toEqual(results.map((r) => ({ runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity, failedEvents: r.parked.count })));
+    for (const f of figures) expect(Object.keys(f).sort()).toEqual(['equity', 'failedEvents', 'metrics', 'params', 'runId']);
   }, 180_000);
 
   it('reads the history once, before the runs, however the range was narrowed', async () => {

@@ -1,7 +1,7 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { valueAsOf } from './metrics.ts';
 import { type BacktestReport, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
-import { amount, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
+import { amount, fillCells, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 /** The charts' series colours, in order. */
 export const SERIES_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
@@ -88,16 +88,10 @@ function monthlyTable(report: BacktestReport): string {
 export function renderHtml(report: BacktestReport): string {
   const { js, css } = uplotAssets();
   const cash = report.settings.cash;
-  const trades = pageTrades(report).map((f) => [
-    f.at!.slice(0, 16).replace('T', ' '),
-    labelOf(report, f.instrument),
-    f.side,
-    amount(f.quantity),
-    amount(f.price),
-    usd(f.feeUsd),
-    usd(f.realisedPnl),
-    hours(f.holdingHours),
-  ]);
+  const trades = pageTrades(report).map((f) => {
+    const [at, ...rest] = fillCells(report, f);
+    return [at!.replace('T', ' '), ...rest];
+  });
   const instruments = report.instruments.map((i) => [labelOf(report, i.instrument), String(i.buys), String(i.sells), usd(i.feesUsd), usd(i.realisedPnl), usd(i.unrealisedPnl), usd(i.totalPnl)]);
   const rejections = report.rejections.byReason.map((r) => [r.code, String(r.count), r.instruments.map((i) => labelOf(report, i)).join(', '), r.example]);
   const alerts = report.alerts.list.map((a) => [a.at!.slice(0, 16).replace('T', ' '), a.message]);

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows, reportSales } from './report.ts';
+import { type BacktestReport, HOLES_PREFIX, type ReportFillRow, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows, reportSales } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */
@@ -89,6 +89,11 @@ function largest<T>(items: readonly T[], size: (item: T) => number): T[] {
 const more = (n: number) => (n > LIST_LIMIT ? [`… ${n - LIST_LIMIT} more in report.json and report.html`] : []);
 
 /** The terminal form of the report: the figures, then the tables that are not too long to print. */
+/** A fill's cells in a trades table, the terminal's and the page's: time (to the minute, UTC), instrument, side, quantity, price, fee, realised P&L, time held. */
+export function fillCells(report: Pick<BacktestReport, 'labels'>, f: ReportFillRow): string[] {
+  return [f.at!.slice(0, 16), labelOf(report, f.instrument), f.side, amount(f.quantity), amount(f.price), usd(f.feeUsd), usd(f.realisedPnl), hours(f.holdingHours)];
+}
+
 export function renderTable(report: BacktestReport): string {
   const benches = report.benchmarks;
   const short = isShortWindow(report);
@@ -121,16 +126,7 @@ export function renderTable(report: BacktestReport): string {
   const sales = reportSales(report.fills);
   if (sales > 0) {
     lines.push('', `Trades: ${report.fills.count} fills, ${sales} sales; the last ${Math.min(LIST_LIMIT, report.fills.count)}`);
-    const tail = [...reportFillRows(report.fills, -LIST_LIMIT)].map((f) => [
-      f.at!.slice(0, 16),
-      labelOf(report, f.instrument),
-      f.side,
-      amount(f.quantity),
-      amount(f.price),
-      usd(f.feeUsd),
-      usd(f.realisedPnl),
-      hours(f.holdingHours),
-    ]);
+    const tail = [...reportFillRows(report.fills, -LIST_LIMIT)].map((f) => fillCells(report, f));
     lines.push(formatTable([['time', 'instrument', 'side', 'quantity', 'price', 'fee', 'realised', 'held'], ...tail]));
   }
   const alertsShown = report.alerts.list.slice(0, LIST_LIMIT);

@@ -135,7 +135,17 @@ export function registerStatusCommand(program: Command): void {
         }
         throw new StoreError(`no database at ${db}: run \`indexbot run\` first, or pass --db`, 'STORE_UNAVAILABLE');
       }
-      const store = SnapshotStore.open(db, { readonly: true });
+      let store: SnapshotStore;
+      try {
+        store = SnapshotStore.open(db, { readonly: true });
+      } catch (e) {
+        // Not a healthy bot's database either (another program's, a newer schema's, damaged): a monitor reads 1 and the reason (trial 36: 78, and no JSON for --json).
+        if (flags.check && e instanceof StoreError) {
+          checkResult(false, `unreadable: ${e.message} [${e.code}]`, flags);
+          return;
+        }
+        throw e;
+      }
       try {
         // A command it advises names what this status was read from: without them it would read another database.
         report(collectStatus(store, Date.now()), flags, [flags.config === undefined ? '' : ` --config ${flags.config}`, ` --db ${db}`].join(''));

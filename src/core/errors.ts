@@ -248,7 +248,7 @@ export function apiErrorFor(init: ApiErrorInit): ApiError {
 
 /** The SQLite cache cannot be used as it is (newer schema, locked by another run, unopenable). */
 export class StoreError extends IndexbotError {
-  constructor(message: string, code: 'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE') {
+  constructor(message: string, code: 'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE' | 'STORE_FOREIGN') {
     super(message, code, 'operational');
   }
 }

@@ -8,6 +8,7 @@ import { type Composition, INTERVAL_MS, type IndexSummary, type Performance, typ
 import { StoreError, StoreWriteError, WHY_NOT_WRITABLE, makeDirectories } from '../core/index.ts';
 import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { refuseNonFile } from './database-path.ts';
+import { APPLICATION_ID, indexbotSchemaVersion } from './database-identity.ts';
 import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
 import { HistoryTables } from './history-tables.ts';
 import { OutboxTables } from './outbox-tables.ts';
@@ -166,7 +167,8 @@ export class SnapshotStore implements TokenStore {
       throw new StoreError(`cannot open database ${path}: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
     }
     try {
-      const version = db.pragma('user_version', { simple: true }) as number;
+      // Whose database it is, before anything is written to it.
+      const version = path === ':memory:' ? 0 : indexbotSchemaVersion(path, db);
       if (version > SCHEMA_VERSION) {
         throw new StoreError(`database ${path} has schema version ${version}, newer than this indexbot knows (${SCHEMA_VERSION}); upgrade indexbot or use another --db`, 'STORE_SCHEMA_NEWER');
       }
@@ -176,7 +178,7 @@ export class SnapshotStore implements TokenStore {
         db.pragma('foreign_keys = ON');
         migrate(db, version);
       } else if (version === 0) {
-        throw new StoreError(`${path} holds no indexbot database (empty, or another program's); fill one with \`indexbot backfill\`, or pass --db`, 'STORE_UNAVAILABLE');
+        throw new StoreError(`${path} holds no indexbot database (an empty file); fill one with \`indexbot backfill\`, or pass --db`, 'STORE_UNAVAILABLE');
       } else if (version < SCHEMA_VERSION) {
         throw new StoreError(`database ${path} has schema version ${version}; run \`indexbot run\` once to migrate it`, 'STORE_UNAVAILABLE');
       }
@@ -602,13 +604,16 @@ export class SnapshotStore implements TokenStore {
 
 function migrate(db: Database.Database, from: number): void {
   const pending = MIGRATIONS.filter((m) => m.version > from);
-  if (pending.length === 0) return;
+  // A database made before indexbot set its application id gets it at its next writable open.
+  const unmarked = db.pragma('application_id', { simple: true }) !== APPLICATION_ID;
+  if (pending.length === 0 && !unmarked) return;
   registerMigrationFunctions(db);
   db.transaction(() => {
     for (const m of pending) {
       db.exec(m.sql);
       db.pragma(`user_version = ${m.version}`);
     }
+    if (unmarked) db.pragma(`application_id = ${APPLICATION_ID}`);
   })();
 }
 

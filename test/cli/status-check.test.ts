@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { collectStatus } from '../../src/cli/status-command.ts';
@@ -197,5 +198,27 @@ describe('indexbot status and the daemon (found by a new-user trial: it never sa
     }
     expect(status().stdout.split('\n')[1]).toBe('daemon: none running on this database');
     expect(statusJson().daemon).toEqual({ pid: null });
+  });
+});
+
+describe('indexbot status --check on a file it cannot read as a bot’s database', () => {
+  // Trial 36: exit 78 and no JSON for --json, where a monitor reads 0 or 1 and parses the object.
+  it('exits 1 with the reason, as JSON with --json', () => {
+    const other = tempDbPath();
+    const db = new Database(other);
+    db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)');
+    db.close();
+    const json = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--json', '--db', other], { encoding: 'utf8' });
+    expect(json.status, json.stderr).toBe(1);
+    const answer = JSON.parse(json.stdout) as { ok: boolean; line: string };
+    expect(answer.ok).toBe(false);
+    expect(answer.line).toBe(
+      `unreadable: ${other} is another program's SQLite database (tables users), not an indexbot database; it was left as it is: pass --db an indexbot database or a new file [STORE_FOREIGN]`,
+    );
+    const text = spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--check', '--db', other], { encoding: 'utf8' });
+    expect(text.status).toBe(1);
+    expect(text.stdout).toBe(`${answer.line}\n`);
+    // Without --check it is the error it is.
+    expect(spawnSync(process.execPath, ['bin/indexbot.js', 'status', '--db', other], { encoding: 'utf8' }).status).toBe(78);
   });
 });

@@ -59,6 +59,7 @@ describe('SnapshotStore', () => {
 
   it('refuses a file with a newer schema, with a clear message', () => {
     const path = tempDbPath();
+    SnapshotStore.open(path).close();
     const db = new Database(path);
     db.pragma('user_version = 99');
     db.close();
@@ -77,7 +78,7 @@ describe('SnapshotStore', () => {
     expect(directory.message).toBe(`${dirname(path)} is a directory, not a database file; pass --db a file`);
     writeFileSync(path, '');
     const empty = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
-    expect(empty.message).toBe(`${path} holds no indexbot database (empty, or another program's); fill one with \`indexbot backfill\`, or pass --db`);
+    expect(empty.message).toBe(`${path} holds no indexbot database (an empty file); fill one with \`indexbot backfill\`, or pass --db`);
     writeFileSync(path, 'not SQLite at all, but long enough to have a header '.repeat(20));
     const notSqlite = caught<StoreError>(() => SnapshotStore.open(path, { readonly: true }));
     expect(notSqlite.message).toBe(`${path} is not a database file (not SQLite); pass --db an indexbot database, or a new path`);

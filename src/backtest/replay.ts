@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type HistoryInterval, INTERVAL_MS, type Rebalance } from '../contract/index.ts';
-import { BacktestDataError, type Logger, silentLogger } from '../core/index.ts';
+import { BacktestDataError, type Logger, type OptionRange, checkOptionRange, silentLogger } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange, missingRanges } from '../store/index.ts';
 import { type LoadedStrategy, type Rejection, StrategyRuntime, instrumentLabel, strategySourceHash } from '../strategy/index.ts';
@@ -252,15 +252,7 @@ export type ReplayRangeOptions = Pick<BacktestOptions, 'indexes' | 'from' | 'to'
  * same options on the same cache give the same range: a sweep reads it once for all its runs.
  */
 export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { settings: BacktestResult['settings']; coverage: IndexCoverage[]; requested: TimeRange | null } {
-  // From plain JavaScript a date string got as far as the cache, which held "no history in that range".
-  for (const [name, value] of [
-    ['from', o.from],
-    ['to', o.to],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new TypeError(`Expected \`${name}\` to be a time in epoch ms (Date.parse('2026-06-01') or a Date's getTime() gives one), got \`${String(value)}\` (${typeof value})`);
-    }
-  }
+  checkBacktestOptions(o);
   const interval = o.interval ?? '1h';
   const settings = {
     // A set, in one order: the same indexes listed otherwise (or one twice) are the same run, with the same id.
@@ -275,7 +267,6 @@ export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { sett
     maxGapMs: o.maxGapMs ?? defaultMaxGapMs(interval),
     allowGaps: o.allowGaps ?? false,
   };
-  if (!(o.from < o.to)) throw new RangeError(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
   const coverage = checkCoverage(cache, settings, INTERVAL_MS[interval]);
   // Before the first cached point there is no price to trade or to hold: strategy and
   // buy-and-hold alike are measured over the range the cache holds.
@@ -284,6 +275,38 @@ export function replayRange(cache: SnapshotStore, o: ReplayRangeOptions): { sett
   settings.from = Math.max(settings.from, held.from);
   settings.to = Math.min(settings.to, held.to);
   return { settings, coverage, requested };
+}
+
+/** The range of each number a run takes; the CLI's flags have the same. */
+export const BACKTEST_RANGES = {
+  cash: { min: 0, aboveMin: true, max: 1e12, integer: false },
+  feeBps: { min: 0, max: 1_000, integer: false },
+  slippageBps: { min: 0, max: 1_000, integer: false },
+  driftThreshold: { min: 0, aboveMin: true, max: 1, integer: false },
+  maxGapMs: { min: 1, max: 366 * 86_400_000 },
+} satisfies Record<string, OptionRange>;
+
+/**
+ * A run's options checked before anything is read, each named with the value received
+ * (trial 36: a NaN fee ran the whole replay and blamed the strategy for every event; a
+ * negative cash ran; a date string got as far as the cache, as "no history in that range").
+ */
+function checkBacktestOptions(o: ReplayRangeOptions): void {
+  const invalid = (message: string) => new BacktestDataError(message, 'BACKTEST_OPTIONS');
+  for (const [name, value] of [
+    ['from', o.from],
+    ['to', o.to],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw invalid(`Expected \`${name}\` to be a time in epoch ms (Date.parse('2026-06-01') or a Date's getTime() gives one), got \`${String(value)}\` (${typeof value})`);
+    }
+  }
+  if (!(o.from < o.to)) throw invalid(`Expected \`from\` before \`to\`, got ${new Date(o.from).toISOString()} .. ${new Date(o.to).toISOString()}`);
+  if (!Array.isArray(o.indexes) || o.indexes.length === 0 || !o.indexes.every((i) => typeof i === 'string' && i !== '')) {
+    throw invalid(`Expected \`indexes\` to be a list of one or more index ids, got \`${JSON.stringify(o.indexes)}\``);
+  }
+  if (o.interval !== undefined && !Object.hasOwn(INTERVAL_MS, o.interval)) throw invalid(`Expected \`interval\` to be one of ${Object.keys(INTERVAL_MS).join(', ')}, got \`${String(o.interval)}\``);
+  for (const [name, range] of Object.entries(BACKTEST_RANGES)) checkOptionRange(name, o[name as keyof typeof BACKTEST_RANGES], range, invalid);
 }
 
 function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: number; to: number; interval: HistoryInterval; maxGapMs: number; allowGaps: boolean }, step: number): IndexCoverage[] {
@@ -318,7 +341,7 @@ function checkCoverage(cache: SnapshotStore, s: { indexes: string[]; from: numbe
   const large = coverage.flatMap((c) => c.gaps.filter((g) => isLargeGap(g, step, s.maxGapMs)).map((g) => `${c.indexId} ${new Date(g.from).toISOString()} .. ${new Date(g.to).toISOString()}`));
   if (large.length > 0 && !s.allowGaps) {
     throw new BacktestDataError(
-      `the cached history has ${large.length} gap(s) longer than ${s.maxGapMs / 3_600_000} h (${large.slice(0, 3).join('; ')}${large.length > 3 ? '; …' : ''}); backfill them, or pass --allow-gaps to run anyway`,
+      `the cached history has ${large.length} gap(s) longer than ${s.maxGapMs / 3_600_000} h (${large.slice(0, 3).join('; ')}${large.length > 3 ? '; …' : ''}); backfill them, or pass --allow-gaps (allowGaps: true from code) to run anyway`,
       'BACKTEST_GAP',
     );
   }

@@ -289,9 +289,9 @@ export class StrategyError extends IndexbotError {
   }
 }
 
-/** A backtest cannot give a sound answer from the cache it was given (no data, a gap too large). */
+/** A backtest cannot give a sound answer from the options or the cache it was given (an option out of its range, no data, a gap too large). */
 export class BacktestDataError extends IndexbotError {
-  constructor(message: string, code: 'BACKTEST_NO_DATA' | 'BACKTEST_GAP') {
+  constructor(message: string, code: 'BACKTEST_NO_DATA' | 'BACKTEST_GAP' | 'BACKTEST_OPTIONS') {
     super(message, code, 'input');
   }
 }

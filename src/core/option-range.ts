@@ -4,6 +4,8 @@ export interface OptionRange {
   max: number;
   integer?: boolean;
   maxText?: string;
+  /** `min` itself is out: (min, max]. */
+  aboveMin?: boolean;
 }
 
 /**
@@ -15,6 +17,10 @@ export interface OptionRange {
 export function checkOptionRange(name: string, value: unknown, range: OptionRange, make: (message: string) => Error = (m) => new TypeError(m)): void {
   if (value === undefined) return;
   const integer = range.integer ?? true;
-  const fits = typeof value === 'number' && (integer ? Number.isSafeInteger(value) : Number.isFinite(value)) && value >= range.min && value <= range.max;
-  if (!fits) throw make(`Expected \`${name}\` to be ${integer ? 'an integer' : 'a number'} from ${range.min} to ${range.maxText ?? range.max}, got \`${String(value)}\``);
+  const fits = typeof value === 'number' && (integer ? Number.isSafeInteger(value) : Number.isFinite(value)) && (range.aboveMin ? value > range.min : value >= range.min) && value <= range.max;
+  if (!fits) {
+    const max = range.maxText ?? range.max;
+    const bounds = range.aboveMin ? `above ${range.min} and up to ${max}` : `from ${range.min} to ${max}`;
+    throw make(`Expected \`${name}\` to be ${integer ? 'an integer' : 'a number'} ${bounds}, got \`${String(value)}\``);
+  }
 }

@@ -141,6 +141,24 @@ describe('backtest replay', () => {
       "Expected `from` to be a time in epoch ms (Date.parse('2026-06-01') or a Date's getTime() gives one), got `2025-03-01` (string)",
     );
     await expect(runBacktest({ ...options, to: Number.NaN })).rejects.toThrow(/^Expected `to` to be a time in epoch ms .*got `NaN` \(number\)$/);
+    // Trial 36: a NaN fee ran the whole replay and parked every event as the strategy's failure; a negative cash and no indexes ran.
+    for (const [bad, message] of [
+      [{ feeBps: Number.NaN }, 'Expected `feeBps` to be a number from 0 to 1000, got `NaN`'],
+      [{ slippageBps: -500 }, 'Expected `slippageBps` to be a number from 0 to 1000, got `-500`'],
+      [{ cash: -5 }, 'Expected `cash` to be a number above 0 and up to 1000000000000, got `-5`'],
+      [{ cash: 0 }, 'Expected `cash` to be a number above 0 and up to 1000000000000, got `0`'],
+      [{ driftThreshold: 2 }, 'Expected `driftThreshold` to be a number above 0 and up to 1, got `2`'],
+      [{ maxGapMs: 0.5 }, 'Expected `maxGapMs` to be an integer from 1 to 31622400000, got `0.5`'],
+      [{ indexes: [] }, 'Expected `indexes` to be a list of one or more index ids, got `[]`'],
+      [{ interval: '5m' }, 'Expected `interval` to be one of 1h, 1d, got `5m`'],
+      [{ from: T0 + 10 * H, to: T0 }, 'Expected `from` before `to`'],
+      [{ from: 'x' }, 'Expected `from` to be a time in epoch ms'],
+    ] as const) {
+      const e = await runBacktest({ ...options, ...(bad as object) }).catch((x: unknown) => x);
+      expect(e, JSON.stringify(bad)).toBeInstanceOf(BacktestDataError);
+      expect((e as BacktestDataError).code).toBe('BACKTEST_OPTIONS');
+      expect((e as Error).message).toContain(message);
+    }
     cache.close();
   });
 

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type ErrorKind, IndexbotError, type Logger } from '../core/index.ts';
+import { type ErrorCode, type ErrorKind, IndexbotError, type Logger } from '../core/index.ts';
 import type { SharedHistory } from './recorded-history.ts';
 import type { SweepJob, SweepOutput, SweepRunOutput, SweepSettings } from './sweep.ts';
 
@@ -31,7 +31,7 @@ export interface LogLine {
 export type WorkerReply =
   | { log: LogLine }
   | { index: number; ok: true; result: SweepRunOutput }
-  | { index: number; ok: false; name: string; message: string; code?: string; kind?: ErrorKind; stack?: string }
+  | { index: number; ok: false; name: string; message: string; code?: ErrorCode; kind?: ErrorKind; stack?: string }
   | { index: null };
 
 /**

@@ -11,11 +11,40 @@
  */
 export type ErrorKind = 'temporary' | 'operational' | 'input' | 'strategy';
 
+/** Every code an `IndexbotError` carries, for a `switch (e.code)` that the compiler checks. */
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'USAGE_INVALID'
+  | 'WALLET_KEYPAIR_INVALID'
+  | 'SIGNIN_MESSAGE_REFUSED'
+  | 'NETWORK_ERROR'
+  | 'TIMEOUT'
+  | 'RESPONSE_INVALID'
+  | 'RESPONSE_MALFORMED'
+  | 'API_BAD_REQUEST'
+  | 'API_UNAUTHORIZED'
+  | 'API_FORBIDDEN'
+  | 'API_NOT_FOUND'
+  | 'API_RATE_LIMITED'
+  | 'API_SERVER_ERROR'
+  | StoreError['code']
+  | StoreWriteError['code']
+  | StrategyError['code']
+  | BacktestDataError['code']
+  /** A command stopped by Ctrl-C, saying what it kept. */
+  | 'INTERRUPTED'
+  /** `init` and `new-strategy`: a file in the way, or one they cannot read. */
+  | 'FILE_EXISTS'
+  | 'FILE_INVALID'
+  | 'PROJECT_COMMONJS'
+  /** A runner's database has read further than its stream holds. */
+  | 'STREAM_AHEAD';
+
 export class IndexbotError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly kind: ErrorKind;
 
-  constructor(message: string, code: string, kind: ErrorKind) {
+  constructor(message: string, code: ErrorCode, kind: ErrorKind) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -165,6 +194,7 @@ export interface ApiErrorInit {
 
 /** The server answered with an error envelope (or an error status). */
 export class ApiError extends IndexbotError {
+  declare readonly code: 'API_BAD_REQUEST' | 'API_UNAUTHORIZED' | 'API_FORBIDDEN' | 'API_NOT_FOUND' | 'API_RATE_LIMITED' | 'API_SERVER_ERROR';
   readonly endpoint: string;
   readonly status: number;
   readonly apiCode: string | undefined;
@@ -172,7 +202,7 @@ export class ApiError extends IndexbotError {
   readonly reason: string | undefined;
   readonly details: unknown;
 
-  constructor(init: ApiErrorInit, code: string, kind: ErrorKind) {
+  constructor(init: ApiErrorInit, code: ApiError['code'], kind: ErrorKind) {
     const id = init.requestId ? `, request ${init.requestId}` : '';
     const what = [init.apiCode, init.reason].filter(Boolean).join('/');
     super(`${init.endpoint}: HTTP ${init.status}${what ? ` ${what}` : ''}: ${init.message}${id}`, code, kind);
@@ -248,6 +278,7 @@ export function apiErrorFor(init: ApiErrorInit): ApiError {
 
 /** The SQLite cache cannot be used as it is (newer schema, locked by another run, unopenable). */
 export class StoreError extends IndexbotError {
+  declare readonly code: 'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE' | 'STORE_FOREIGN';
   constructor(message: string, code: 'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE' | 'STORE_FOREIGN') {
     super(message, code, 'operational');
   }
@@ -259,6 +290,7 @@ export class StoreError extends IndexbotError {
  * nothing of it was kept; whoever tried it tries again later.
  */
 export class StoreWriteError extends IndexbotError {
+  declare readonly code: 'STORE_FULL' | 'STORE_BUSY' | 'STORE_IO';
   /** SQLite's extended result code, e.g. `SQLITE_FULL`, `SQLITE_BUSY`, `SQLITE_IOERR_WRITE`. */
   readonly sqliteCode: string;
 
@@ -284,6 +316,7 @@ export function errorFields(e: unknown): Record<string, unknown> {
 
 /** A strategy's own code or definition failed: loading it, its params, or a handler. */
 export class StrategyError extends IndexbotError {
+  declare readonly code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT' | 'STRATEGY_UNKNOWN';
   constructor(message: string, code: 'STRATEGY_LOAD' | 'STRATEGY_PARAMS' | 'STRATEGY_HANDLER' | 'STRATEGY_TIMEOUT' | 'STRATEGY_UNKNOWN') {
     super(message, code, 'strategy');
   }
@@ -291,6 +324,7 @@ export class StrategyError extends IndexbotError {
 
 /** A backtest cannot give a sound answer from the options or the cache it was given (an option out of its range, no data, a gap too large). */
 export class BacktestDataError extends IndexbotError {
+  declare readonly code: 'BACKTEST_NO_DATA' | 'BACKTEST_GAP' | 'BACKTEST_OPTIONS';
   constructor(message: string, code: 'BACKTEST_NO_DATA' | 'BACKTEST_GAP' | 'BACKTEST_OPTIONS') {
     super(message, code, 'input');
   }

@@ -28,3 +28,5 @@ export { RecordedHistory, type HistorySource, type RebalanceTransition, type Sha
 export { returnMetrics, strategyMetrics, type ReturnMetrics, type StrategyMetrics, type EquityPoint, type TradeFill } from '../backtest/index.ts';
 export { loadStrategy, loadStrategies, type LoadedStrategy, type LoadOptions } from '../strategy/index.ts';
 export { SnapshotStore } from '../store/index.ts';
+/** What these throw: `instanceof` and `code` as from `indexbot/client`, which exports the whole hierarchy. */
+export { IndexbotError, BacktestDataError, StoreError, StoreWriteError, StrategyError, type ErrorCode } from '../core/errors.ts';

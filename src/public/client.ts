@@ -11,8 +11,11 @@ export {
   type SnapshotValues,
 } from '../api/index.ts';
 export { PageIterator, type Page, type PageRequest } from '../api/index.ts';
-export { RateGate, type RateGateOptions, type RateGateState, type Permit, type Priority } from '../ratelimit/index.ts';
-export { WalletKeypair, MemoryTokenStore, FileTokenStore, type TokenStore, type StoredTokens } from '../auth/index.ts';
+export { RateGate, type RateGateOptions, type RateGateSeed, type RateGateState, type Permit, type Priority } from '../ratelimit/index.ts';
+/** `sharedBudgets: new RedisBudgets({ url })`: one budget for every process on a key (see the README's Redis section). */
+export { RedisBudgets, type RedisBudgetsOptions } from '../ratelimit/index.ts';
+export type { RequestObserver, SharedBudgetSource } from '../api/index.ts';
+export { WalletKeypair, MemoryTokenStore, FileTokenStore, type TokenStore, type StoredTokens, type WalletSession } from '../auth/index.ts';
 export {
   IndexbotError,
   ApiError,
@@ -29,6 +32,12 @@ export {
   SigninRefusedError,
   KeypairError,
   ConfigError,
+  UsageError,
+  StoreError,
+  StoreWriteError,
+  StrategyError,
+  BacktestDataError,
+  type ErrorCode,
   type ErrorKind,
   type ValidationIssue,
 } from '../core/errors.ts';

@@ -1,12 +1,19 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { ApiError, Composition, IndexClient, IndexbotError, Page, PageIterator, Rebalance, RateGateState, RateLimitError, Tier } from 'indexbot/client';
+import type { ApiError, Composition, ErrorCode, IndexClient, IndexbotError, RedisBudgets, StoreError, Page, PageIterator, Rebalance, RateGateState, RateLimitError, Tier } from 'indexbot/client';
 
 describe('indexbot/client', () => {
   it('resolves through the package exports self-reference', () => {
     expectTypeOf<RateLimitError>().toMatchTypeOf<ApiError>();
     expectTypeOf<ApiError>().toMatchTypeOf<IndexbotError>();
     expectTypeOf<RateLimitError['status']>().toEqualTypeOf<number>();
-    expectTypeOf<IndexbotError['code']>().toEqualTypeOf<string>();
+    // A union of the stable codes (trial 36: a string, so a switch on it caught no typo).
+    expectTypeOf<IndexbotError['code']>().toEqualTypeOf<ErrorCode>();
+    expectTypeOf<'STORE_FOREIGN'>().toMatchTypeOf<ErrorCode>();
+    expectTypeOf<'STORE_FOREING'>().not.toMatchTypeOf<ErrorCode>();
+    expectTypeOf<RateLimitError['code']>().toMatchTypeOf<ApiError['code']>();
+    expectTypeOf<StoreError['code']>().toEqualTypeOf<'STORE_SCHEMA_NEWER' | 'STORE_LOCKED' | 'STORE_UNAVAILABLE' | 'STORE_FOREIGN'>();
+    // The README's `sharedBudgets: new RedisBudgets({ url })`.
+    expectTypeOf<ConstructorParameters<typeof RedisBudgets>[0]['url']>().toEqualTypeOf<string>();
   });
 
   it('types every endpoint by its record', () => {

@@ -94,6 +94,7 @@ export class BufferedState implements StrategyState {
 
   set(key: string, value: unknown): void {
     this.attempt.guard();
+    refuseNonJson(key, value, this.set);
     (this.writes ??= new Map()).set(key, value === undefined ? DELETED : value);
   }
 
@@ -115,10 +116,36 @@ export class BufferedState implements StrategyState {
     if (!this.writes) return NO_WRITES;
     const out = new Map<string, string | undefined>();
     for (const [key, value] of this.writes) {
-      const json = value === DELETED ? undefined : (JSON.stringify(value) as string | undefined);
+      const json = value === DELETED ? undefined : jsonOf(key, value);
       if (json !== this.committed.text(key)) out.set(key, json);
     }
     return out;
+  }
+}
+
+/**
+ * A value JSON cannot hold, refused where `set` is called, so the error names the line
+ * (trial 36: a bigint failed the event after the handler returned, its stack in indexbot's
+ * code; a Map was stored as {}). Only the value itself is looked at: a deep walk would cost
+ * every `set` the size of the value, which {@link jsonOf} finds at the commit instead.
+ */
+function refuseNonJson(key: string, value: unknown, caller: (...args: never[]) => unknown): void {
+  const kind = typeof value;
+  const what =
+    kind === 'bigint' || kind === 'function' || kind === 'symbol' ? `a ${kind}` : value instanceof Map || value instanceof Set ? `a ${value.constructor.name} (JSON stores it as {})` : undefined;
+  if (what === undefined) return;
+  const error = new TypeError(`ctx.state.set(${JSON.stringify(key)}, ...): ${what} is not a JSON value; store a string, a number, an array or a plain object`);
+  // The stack starts at the handler's line that called set.
+  Error.captureStackTrace(error, caller);
+  throw error;
+}
+
+/** A written value as the JSON text stored, naming the key when a value inside it is not JSON. */
+function jsonOf(key: string, value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value) as string | undefined;
+  } catch (e) {
+    throw new TypeError(`ctx.state.set(${JSON.stringify(key)}, ...): the value is not JSON: ${(e as Error).message}`);
   }
 }
 

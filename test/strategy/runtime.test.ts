@@ -269,6 +269,46 @@ describe('StrategyRuntime', () => {
     store.close();
   });
 
+  it('ctx.state: a value JSON cannot hold is refused at the set that gave it, naming the key; one deep inside is named at the commit (trial 36)', async () => {
+    const store = SnapshotStore.open(tempDbPath());
+    store.appendEvents([announced(1), announced(2), announced(3), announced(4)]);
+    const lines: Record<number, string> = {};
+    const strategies: LoadedStrategy[] = [
+      {
+        file: 'bad-state.ts',
+        params: {},
+        strategy: defineStrategy({
+          name: 'bad-state',
+          params: z.object({}),
+          on: {
+            'rebalance.announced': (e, ctx) => {
+              try {
+                if (e.seq === 1) ctx.state.set('big', 1n);
+                if (e.seq === 2) ctx.state.set('held', new Map([['A', 1]]));
+              } catch (x) {
+                lines[e.seq] = (x as Error).stack!.split('\n')[1]!;
+                throw x;
+              }
+              if (e.seq === 3) ctx.state.set('nested', { at: { big: 2n } });
+              if (e.seq === 4) ctx.state.set('fine', { at: 4 });
+            },
+          },
+        }),
+      },
+    ];
+    await new StrategyRuntime({ store, strategies, maxAttempts: 1 }).drain();
+    const parked = store.strategies.parked('bad-state').map((p) => p.error.split('\n')[0]);
+    expect(parked).toEqual([
+      'TypeError: ctx.state.set("big", ...): a bigint is not a JSON value; store a string, a number, an array or a plain object',
+      'TypeError: ctx.state.set("held", ...): a Map (JSON stores it as {}) is not a JSON value; store a string, a number, an array or a plain object',
+      'TypeError: ctx.state.set("nested", ...): the value is not JSON: Do not know how to serialize a BigInt',
+    ]);
+    // The first frame under the error is this file's handler: the line that called set.
+    expect(lines[1]).toContain('runtime.test.ts');
+    expect(Object.fromEntries(store.strategies.stateEntries('bad-state'))).toEqual({ fine: { at: 4 } });
+    store.close();
+  });
+
   it('ctx.state: a committed key is parsed once per strategy, read as a copy the handler may change freely, and found again after a restart', async () => {
     const path = tempDbPath();
     let store = SnapshotStore.open(path);

@@ -28,78 +28,78 @@ export interface IndexClientOptions {
   /** The API base URL, ending in `/v1`, e.g. `http://127.0.0.1:7420/v1`. */
   baseUrl: string;
   /** Sent as `Authorization: Bearer`. Takes precedence over a wallet session. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Wallet for sign-in; without it a stored token pair is still used and refreshed. */
-  keypair?: WalletKeypair;
+  keypair?: WalletKeypair | undefined;
   /** Where the token pair is kept between runs. @default a 0600 file `data/tokens.json` */
-  tokenStore?: TokenStore;
+  tokenStore?: TokenStore | undefined;
   /**
    * The credential's tier, which sets the pace. @default `basic` for an API key, `standard`
    * for a wallet session, `public` without a credential
    */
-  tier?: Tier;
+  tier?: Tier | undefined;
   /** Limit and burst of the enterprise tier (custom per contract). */
-  enterpriseLimits?: TierLimits;
+  enterpriseLimits?: TierLimits | undefined;
   /** Rate window length, 1 ms to 1 h; shorten it together with the sandbox's `rateWindowMs`. @default 60000 */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /** Per attempt, from 1 ms (there is no "no timeout"). @default 10000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries of a GET after a network error, timeout or 500/502/503/504, 0 to 100. @default 3 */
-  retries?: number;
+  retries?: number | undefined;
   /** First backoff step; full jitter, doubling per retry. @default 500 */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** @default 30000 */
-  retryMaxMs?: number;
+  retryMaxMs?: number | undefined;
   /** How often a request is re-queued after a 429 before the 429 is returned, 0 to 1000. @default 5 */
-  maxRateLimitRequeues?: number;
+  maxRateLimitRequeues?: number | undefined;
   /** `page`/`limit` (the contract) or `limit`/`offset` (one form of the live docs). @default 'page' */
-  paging?: 'page' | 'offset';
+  paging?: 'page' | 'offset' | undefined;
   /** Items per request when iterating a list, 1 to 100. @default 100 */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Refresh the access token this long before it expires. @default 300000 */
-  refreshMarginMs?: number;
+  refreshMarginMs?: number | undefined;
   /** @default systemClock */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Jitter source, in [0, 1). @default Math.random */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /** @default silentLogger */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Told of every attempt and retry (metrics). */
-  observer?: RequestObserver;
+  observer?: RequestObserver | undefined;
   /** An axios adapter in place of HTTP, for tests that record requests. */
-  adapter?: AxiosAdapter;
+  adapter?: AxiosAdapter | undefined;
   /** Where each rate gate starts, by gate name: what the last process knew (see `RateGateSeed`). */
-  gateSeeds?: ReadonlyMap<string, RateGateSeed>;
+  gateSeeds?: ReadonlyMap<string, RateGateSeed> | undefined;
   /** Budgets shared with other processes on the same credential, e.g. `new RedisBudgets({ url })`. */
-  sharedBudgets?: SharedBudgetSource;
+  sharedBudgets?: SharedBudgetSource | undefined;
 }
 
 export interface CallOptions {
-  priority?: Priority;
-  signal?: AbortSignal;
+  priority?: Priority | undefined;
+  signal?: AbortSignal | undefined;
   /**
    * Ends the call only while it waits its turn (the rate gate, a retry's backoff); a request
    * on its way to the server is left to finish. A daemon that stops drops the polls still
    * waiting at once, however slowly the gate admits them.
    */
-  waitSignal?: AbortSignal;
+  waitSignal?: AbortSignal | undefined;
 }
 
 export interface ListOptions extends CallOptions {
-  page?: number;
-  limit?: number;
+  page?: number | undefined;
+  limit?: number | undefined;
 }
 
 export interface HistoryQuery {
-  from?: Date | string;
-  to?: Date | string;
-  interval?: HistoryInterval;
+  from?: Date | string | undefined;
+  to?: Date | string | undefined;
+  interval?: HistoryInterval | undefined;
 }
 
 export interface RebalancingQuery {
-  status?: RebalanceStatus;
-  from?: Date | string;
-  to?: Date | string;
+  status?: RebalanceStatus | undefined;
+  from?: Date | string | undefined;
+  to?: Date | string | undefined;
 }
 
 type Query = Record<string, string | number | undefined>;

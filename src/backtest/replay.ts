@@ -19,26 +19,26 @@ export interface BacktestOptions {
   from: number;
   to: number;
   /** @default '1h' */
-  interval?: HistoryInterval;
+  interval?: HistoryInterval | undefined;
   /** @default 10000 */
-  cash?: number;
+  cash?: number | undefined;
   /** @default 10 */
-  feeBps?: number;
+  feeBps?: number | undefined;
   /** @default 5 */
-  slippageBps?: number;
+  slippageBps?: number | undefined;
   /** Weight minus target past which a constituent is drifting, as live. @default 0.02 */
-  driftThreshold?: number;
+  driftThreshold?: number | undefined;
   /** The largest hole in the history a run accepts. @default 6 intervals */
-  maxGapMs?: number;
+  maxGapMs?: number | undefined;
   /** Run past larger holes too (they are still reported). @default false */
-  allowGaps?: boolean;
+  allowGaps?: boolean | undefined;
   /** Handler time limit, in real time. @default 5000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** @default silentLogger */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Where the history points and rebalance status changes of `cache` are read from: a sweep's thread passes what it keeps across its runs. @default `cache`, read by this run */
-  history?: HistorySource;
-  onProgress?: (progress: { done: number; total: number; simNow: number }) => void;
+  history?: HistorySource | undefined;
+  onProgress?: ((progress: { done: number; total: number; simNow: number }) => void) | undefined;
 }
 
 export interface IndexCoverage {

@@ -104,11 +104,11 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface CreateLoggerOptions {
   /** `debug` adds one line per HTTP request. @default 'info' */
-  level?: LogLevel;
+  level?: LogLevel | undefined;
   /** JSON lines for daemons; pretty for a person at a terminal. @default pretty on a TTY, json otherwise */
-  format?: LogFormat;
+  format?: LogFormat | undefined;
   /** Where JSON lines go. @default standard error */
-  destination?: NodeJS.WritableStream;
+  destination?: NodeJS.WritableStream | undefined;
 }
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {

@@ -16,42 +16,42 @@ export interface RateGateOptions {
    * `--rate-window-ms`.
    * @default 60000
    */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /** @default systemClock */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Source of jitter, in [0, 1). @default Math.random */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * Longest pause a header can impose; a later reset is treated as absurd and clamped.
    * @default 300000
    */
-  maxPauseMs?: number;
+  maxPauseMs?: number | undefined;
   /**
    * Pause after a 429 that says nothing usable about when to come back; doubles with each
    * further 429 in a row.
    * @default 1000
    */
-  fallbackPauseMs?: number;
+  fallbackPauseMs?: number | undefined;
   /**
    * Upper bound of the random margin added after a reset, so that many clients do not
    * all come back in the same millisecond.
    * @default 100
    */
-  jitterMs?: number;
+  jitterMs?: number | undefined;
   /** A name for logs, e.g. `key:…a1b2` or `public`. @default 'gate' */
-  name?: string;
+  name?: string | undefined;
   /** @default silentLogger */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * What a previous process last knew of this credential (the state the daemon persists for
    * `status`), so a restart does not open with the tier's whole burst into a spent window.
    */
-  seed?: RateGateSeed;
+  seed?: RateGateSeed | undefined;
   /**
    * The credential's budget shared with other processes: a request goes only once both this
    * gate and the shared budget admit it, and what responses say is passed on to it.
    */
-  shared?: SharedBudget;
+  shared?: SharedBudget | undefined;
 }
 
 /** The part of a persisted `RateGateState` a new gate starts from, and when it was taken. */

@@ -18,15 +18,15 @@ export interface RedisBudgetsOptions {
   /** `redis://[:password@]host:port[/db]` or `rediss://…`. */
   url: string;
   /** Longest wait for one Redis command before falling back to the local share. @default 500 */
-  commandTimeoutMs?: number;
+  commandTimeoutMs?: number | undefined;
   /** How often a process in local fallback asks Redis again, and beats its heartbeat. @default 1000 / 10000 */
-  probeEveryMs?: number;
-  heartbeatEveryMs?: number;
+  probeEveryMs?: number | undefined;
+  heartbeatEveryMs?: number | undefined;
   /** Names this process in the heartbeat set. @default `host:pid:nonce` */
-  processId?: string;
+  processId?: string | undefined;
   /** For the local fallback's pacing. @default systemClock */
-  clock?: Clock;
-  logger?: Logger;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
 }
 
 type BudgetCommand = (keyBucket: string, keyProcs: string, keyOutstanding: string, ...args: (string | number)[]) => Promise<(number | string)[]>;

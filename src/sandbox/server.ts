@@ -15,35 +15,35 @@ import { authorize, buildRoutes, match } from './routes.ts';
 
 export interface SandboxOptions {
   /** 0 picks a free port. @default 7420 */
-  port?: number;
+  port?: number | undefined;
   /** @default '127.0.0.1' */
-  host?: string;
+  host?: string | undefined;
   /** Seed of the simulated market. @default 1 */
-  seed?: number;
+  seed?: number | undefined;
   /** Simulated seconds per real second; 0 freezes the market. @default 1 */
-  speed?: number;
+  speed?: number | undefined;
   /** Simulated time at start (epoch ms). @default now */
-  startTime?: number;
+  startTime?: number | undefined;
   /** Serve the `/_sandbox` control routes. @default false */
-  control?: boolean;
+  control?: boolean | undefined;
   /** Length of the rate-limit "minute", shortened for tests. @default 60000 */
-  rateWindowMs?: number;
+  rateWindowMs?: number | undefined;
   /** Enforce rate limits (headers are sent either way). @default true */
-  rateLimits?: boolean;
+  rateLimits?: boolean | undefined;
   /** API keys to accept. @default one demo key per tier, each with every permission */
-  apiKeys?: ApiKeySpec[];
+  apiKeys?: ApiKeySpec[] | undefined;
   /** @default { limit: 5000, burst: 7500 } */
-  enterpriseLimits?: TierLimits;
+  enterpriseLimits?: TierLimits | undefined;
   /** @default 86400, as the spec says */
-  accessTokenTtlSec?: number;
+  accessTokenTtlSec?: number | undefined;
   /** @default 30 days */
-  refreshTokenTtlSec?: number;
+  refreshTokenTtlSec?: number | undefined;
   /** @default 300000 (5 minutes) */
-  nonceTtlMs?: number;
+  nonceTtlMs?: number | undefined;
   /** RS256 key pair for access tokens. @default generated at start */
-  signingKey?: { privateKey: KeyObject | CryptoKey; publicKey: KeyObject | CryptoKey };
+  signingKey?: { privateKey: KeyObject | CryptoKey; publicKey: KeyObject | CryptoKey } | undefined;
   /** The real clock, for token expiry and rate limits. @default Date.now */
-  realNow?: () => number;
+  realNow?: (() => number) | undefined;
 }
 
 export interface Sandbox {

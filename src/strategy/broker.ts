@@ -7,9 +7,9 @@ export type Instrument = { kind: 'index'; indexId: string } | { kind: 'token'; a
 export interface OrderRequest {
   instrument: Instrument;
   /** Units of the instrument; give this or `notionalUsd`. */
-  quantity?: number;
+  quantity?: number | undefined;
   /** Size in USD at the current price, before fees. */
-  notionalUsd?: number;
+  notionalUsd?: number | undefined;
 }
 
 /**

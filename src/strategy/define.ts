@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Rebalance } from '../contract/index.ts';
 import type { Logger } from '../core/index.ts';
 import type { EventOf, EventType } from '../detect/index.ts';
 import type { Broker } from './broker.ts';
@@ -14,7 +15,13 @@ export interface MarketData {
   rebalances(
     indexId: string,
     filter?: { status?: 'announced' | 'completed' | 'cancelled' },
-  ): { id: string; status: string; announcedAt: number; effectiveAt: number; changes: { address: string; symbol: string; action: string; oldWeight: number; newWeight: number }[] }[];
+  ): {
+    id: string;
+    status: Rebalance['status'];
+    announcedAt: number;
+    effectiveAt: number;
+    changes: { address: string; symbol: string; action: Rebalance['changes'][number]['action']; oldWeight: number; newWeight: number }[];
+  }[];
   /** Cached history points in [from, now]. */
   history(indexId: string, query: { from: number; interval?: '1h' | '1d' }): { ts: number; nav: number }[];
 }
@@ -52,13 +59,13 @@ export type NoParams = z.ZodObject<Record<never, never>, z.core.$strict>;
 export interface StrategyDefinition<S extends z.ZodType = NoParams> {
   /** Lowercase slug, unique among the loaded strategies; names its state, account and cursor. */
   name: string;
-  description?: string;
+  description?: string | undefined;
   /** zod schema of the params; its output type is what handlers see as `ctx.params`. @default none (`{}`) */
-  params?: S;
+  params?: S | undefined;
   /** Indexes whose events reach the handlers. @default 'all' */
-  indexes?: readonly string[] | 'all';
+  indexes?: readonly string[] | 'all' | undefined;
   /** Per-handler time limit. @default 5000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   on: Handlers<z.output<S>>;
 }
 

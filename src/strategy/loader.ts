@@ -16,13 +16,13 @@ export interface LoadedStrategy {
 
 export interface LoadOptions {
   /** Params per strategy name, from the config. */
-  params?: Record<string, Record<string, unknown>>;
+  params?: Record<string, Record<string, unknown>> | undefined;
   /** Names not to run. */
-  disabled?: string[];
+  disabled?: string[] | undefined;
   /** `fail`: refuse to start on a bad strategy file; `skip`: start without it and say so. @default 'fail' */
-  onError?: 'fail' | 'skip';
+  onError?: 'fail' | 'skip' | undefined;
   /** The directory was named explicitly (a missing one is then an error). */
-  explicit?: boolean;
+  explicit?: boolean | undefined;
   /**
    * A name in `params` or `disabled` that no strategy file in the directory has (a typo, most
    * often): `fail` (a ConfigError), or `warn` where the config also speaks for strategies of
@@ -30,7 +30,7 @@ export interface LoadOptions {
    * `ignore`: the params are a command's own defaults, not a user's config (the demo).
    * @default 'fail'
    */
-  onUnknownName?: 'fail' | 'warn' | 'ignore';
+  onUnknownName?: 'fail' | 'warn' | 'ignore' | undefined;
   logger: Logger;
 }
 

@@ -13,11 +13,11 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
   /** Delivered in order, each at its `detectedAt` (what `ctx.clock.now()` returns in its handler). */
   events: readonly IndexbotEvent[];
   /** Params as the strategy's schema takes them (defaults may be left out), validated as a config's would be. @default {} */
-  params?: z.input<S>;
+  params?: z.input<S> | undefined;
   /** Token prices in USD the paper broker fills at and `ctx.data.tokenPrice` returns: by address, or a function of address and time. */
   prices?: Record<string, number> | ((address: string, at: number) => number | undefined);
   /** Index values (NAV of one unit) by index id; an index it does not name is valued from the cache's history points, as of the event's time. */
-  indexValues?: Record<string, number>;
+  indexValues?: Record<string, number> | undefined;
   /**
    * What the cache holds, as the API returns it: compositions and rebalancing records, each
    * with the time (ms) it was fetched, as the poller stores them, and history points as a
@@ -32,13 +32,13 @@ export interface StrategyRunOptions<S extends z.ZodType = z.ZodType> {
     history?: readonly { indexId: string; interval?: '1h' | '1d'; points: readonly HistoryPoint[] }[];
   };
   /** State the strategy starts with, as if committed by earlier events. */
-  state?: Record<string, unknown>;
+  state?: Record<string, unknown> | undefined;
   /** @default 10000 USD cash, 10 bps fee, 5 bps slippage */
-  paper?: PaperBrokerOptions;
+  paper?: PaperBrokerOptions | undefined;
   /** Attempts before an event is parked. @default 1: a test's handler fails the same way each time */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** Handler time limit in real ms. @default the strategy's, else 5000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface StrategyRunResult {

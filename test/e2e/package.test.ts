@@ -117,7 +117,28 @@ describe('the published package', () => {
       join(bot, 'entry-points.ts'),
       ['', '/client', '/backtest', '/sandbox', '/testing'].map((p, i) => `import * as entry${i} from 'indexbot${p}';\nexport type Entry${i} = typeof entry${i};\n`).join(''),
     );
-    writeFileSync(join(bot, 'tsconfig.libcheck.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { skipLibCheck: false }, include: ['entry-points.ts'] }));
+    // ...and under exactOptionalPropertyTypes, the README's client example as written, and options given as possibly undefined (trial 36: TS2379 on `apiKey: process.env...`).
+    const readme = readFileSync(join(bot, 'node_modules/indexbot/README.md'), 'utf8');
+    const clientExample = /^## The client\n\n```ts\n([\s\S]*?)```/m.exec(readme)?.[1];
+    expect(clientExample).toContain('apiKey: process.env.INDEXBOT_API_KEY');
+    writeFileSync(join(bot, 'readme-client.ts'), `${clientExample}export {};\n`);
+    writeFileSync(
+      join(bot, 'maybe-options.ts'),
+      [
+        "import { defineStrategy } from 'indexbot';",
+        "import { runBacktest, openCache, loadStrategy } from 'indexbot/backtest';",
+        "import { startSandbox } from 'indexbot/sandbox';",
+        'const maybe = process.env.MAYBE;',
+        'const n = maybe === undefined ? undefined : Number(maybe);',
+        "export const s = defineStrategy({ name: 'maybe', description: maybe, timeoutMs: n, on: {} });",
+        "export const run = async () => runBacktest({ cache: openCache('x.db'), strategy: await loadStrategy('s.ts'), indexes: ['sindex'], from: 0, to: 1, cash: n, feeBps: n, interval: undefined, allowGaps: undefined });",
+        'export const sandbox = () => startSandbox({ port: n, seed: n });',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(bot, 'tsconfig.libcheck.json'),
+      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { skipLibCheck: false, exactOptionalPropertyTypes: true }, include: ['entry-points.ts', 'readme-client.ts', 'maybe-options.ts'] }),
+    );
     ok('npx', ['tsc', '-p', 'tsconfig.libcheck.json'], bot);
     expect(ok('npm', ['test'], bot)).toMatch(/2 passed/);
     expect(ok('node', ['-e', "import('indexbot').then(m => console.log(typeof m.defineStrategy))"], bot).trim()).toBe('function');

@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type Broker, type RebalanceAnnounced, type RebalanceCompleted, type StrategyContext, defineStrategy } from 'indexbot';
+import type { Rebalance } from 'indexbot/client';
+import { type Broker, type MarketData, type RebalanceAnnounced, type RebalanceCompleted, type StrategyContext, defineStrategy } from 'indexbot';
 
 describe('defineStrategy', () => {
   it('gives each handler exactly its event type and the params output type', () => {
@@ -43,5 +44,13 @@ describe('defineStrategy', () => {
 
   it('types the context by its params', () => {
     expectTypeOf<StrategyContext<{ a: number }>['params']['a']>().toEqualTypeOf<number>();
+  });
+
+  it("names a rebalance's status and change actions as the client does: the known values complete, a new one from the server still fits (trial 36: string)", () => {
+    type Record = ReturnType<MarketData['rebalances']>[number];
+    expectTypeOf<'announced'>().toMatchTypeOf<Record['status']>();
+    expectTypeOf<Record['status']>().toEqualTypeOf<Rebalance['status']>();
+    expectTypeOf<Record['changes'][number]['action']>().toEqualTypeOf<Rebalance['changes'][number]['action']>();
+    expectTypeOf<Record['changes'][number]['action']>().not.toEqualTypeOf<string>();
   });
 });

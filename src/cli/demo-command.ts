@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { describeEvent } from '../alerts/index.ts';
-import { type Config, DEFAULT_READY_MAX_AGE_S, isLoopback, parseListenAddress } from '../config/index.ts';
+import { type Config, DEFAULT_CONFIG_PATH, DEFAULT_READY_MAX_AGE_S, isLoopback, parseListenAddress } from '../config/index.ts';
 import { MAX_TIMER_MS, createLogger, plainText, systemClock } from '../core/index.ts';
 import { MAX_SPEED, startSandbox } from '../sandbox/index.ts';
 import { refuseForeignDatabase } from '../store/index.ts';
@@ -107,6 +107,8 @@ export function registerDemoCommand(program: Command): void {
       const running = daemon.strategies.length > 0 ? `with strategies ${daemon.strategies.join(', ')}` : `with no strategy (none in ${config.strategies.dir})`;
       out(`Following ${daemon.indexes.join(', ')} ${running}; events, alerts and paper fills print as they happen. Ctrl-C to stop.`);
       out(`Dashboard: ${daemon.httpUrl}/  (metrics at ${daemon.httpUrl}/metrics)`);
+      // Trial 36: a config file beside it, even a broken one, was passed over without a word.
+      if (existsSync(DEFAULT_CONFIG_PATH)) out(`The demo runs on its own settings: ${DEFAULT_CONFIG_PATH} is for \`indexbot run\` (\`indexbot doctor\` checks it).`);
       const stop = await Promise.race([
         stopAsked,
         new Promise<string>((resolve) => {

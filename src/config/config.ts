@@ -94,7 +94,14 @@ export const configFileSchema = z.strictObject({
     .describe('seconds between polls of each endpoint'),
   driftThreshold: z.number().gt(0).lt(1).optional().describe('|weight - target| that counts as drift'),
   shutdownGraceMs: z.number().int().min(BOUNDS.shutdownGraceMs.min).max(BOUNDS.shutdownGraceMs.max).optional().describe('how long to wait for polls in flight at shutdown'),
-  retentionDays: z.number().min(BOUNDS.retentionDays.min).max(BOUNDS.retentionDays.max).optional().describe('snapshots and finished alert rows older than this are deleted; 0 keeps everything'),
+  retentionDays: z
+    .number()
+    .min(BOUNDS.retentionDays.min)
+    .max(BOUNDS.retentionDays.max)
+    .optional()
+    .describe(
+      'hourly, snapshots, finished alert rows, performance points (each index keeps its newest) and performance.updated events every consumer has read, older than this, are deleted; 0 keeps everything',
+    ),
   log: z
     .strictObject({ level: z.enum(LOG_LEVELS), format: z.enum(['json', 'pretty']) })
     .partial()

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { shellWord } from './options.ts';
 import { AlertDispatcher, HttpSender, describeEvent, testAlert, unmatchableFilterNames } from '../alerts/index.ts';
 import { IndexClient, type RequestObserver, SNAPSHOT_PATH, type SharedBudgetSource, endpointTemplate } from '../api/index.ts';
@@ -10,7 +11,7 @@ import { type BotControl, RemoteFaces } from '../http/index.ts';
 import { type BudgetPlan, type PollJob, Poller, planBudget } from '../poller/index.ts';
 import type { RateGateSeed, RateGateState, RedisBudgets } from '../ratelimit/index.ts';
 import { openSharedBudgets } from './redis.ts';
-import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, failureFields, markDemoDatabase, removeDemoDatabase } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, failureFields, markDemoDatabase, removeDatabaseFiles, removeDemoDatabase } from '../store/index.ts';
 import { type Fill, type LoadedStrategy, StrategyRuntime, instrumentLabel, loadStrategies, watchStrategies } from '../strategy/index.ts';
 import { collectStatus, strategyStatus } from './status-command.ts';
 import { orphanedConsumers } from './forget-command.ts';
@@ -74,6 +75,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   let shared: RedisBudgets | undefined;
+  let made = false;
   // What is running, to stop (in reverse) before the store closes if a later step fails.
   const started: (() => unknown)[] = [];
   try {
@@ -83,6 +85,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     started.push(() => faces.stop());
     await faces.listen();
     if (options.demoDatabase) removeDemoDatabase(config.db, options.demoDatabase.evenUnmarked);
+    made = !existsSync(config.db);
     store = SnapshotStore.open(config.db);
     config = withStoredSignIn(config, store);
     if (options.demoDatabase) markDemoDatabase(store, Date.now());
@@ -190,7 +193,9 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
       },
     };
   } catch (e) {
-    await inTurn([...started.reverse(), () => shared?.close(), () => store?.close(), () => lock.release()]).catch(() => undefined);
+    // A database this start made and then refused (a bad key, an unknown index) is not left behind empty; one a backfill beside it has written to stays.
+    const leftEmpty = made && store?.holdsNoData() === true;
+    await inTurn([...started.reverse(), () => shared?.close(), () => store?.close(), () => leftEmpty && removeDatabaseFiles(config.db), () => lock.release()]).catch(() => undefined);
     throw e;
   }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { unmatchableFilterNames } from '../alerts/index.ts';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -5,7 +6,7 @@ import { resolve } from 'node:path';
 import { RemoteFaces } from '../http/index.ts';
 import { type Config, resolveRedisUrl } from '../config/index.ts';
 import { ConfigError, type IndexbotError, UsageError } from '../core/index.ts';
-import { RetentionJob, RunLock, SnapshotStore, claimFromDemo } from '../store/index.ts';
+import { RetentionJob, RunLock, SnapshotStore, claimFromDemo, removeDatabaseFiles } from '../store/index.ts';
 import { redactRedisUrl, refusedSettings } from '../redis/index.ts';
 import { StreamConsumer, StreamPublisher } from '../stream/index.ts';
 import { type DaemonOptions, botControl, loadConfiguredStrategies, startDaemon, startStrategiesAndAlerts } from './daemon.ts';
@@ -96,6 +97,7 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
   const lock = RunLock.acquire(config.db);
   let store: SnapshotStore | undefined;
   const faces = new RemoteFaces(config, logger, { streamReader: true });
+  const made = !existsSync(config.db);
   try {
     store = SnapshotStore.open(config.db);
     claimFromDemo(store);
@@ -168,7 +170,10 @@ async function startRunner(config: Config, eventsUrl: string, group: string, opt
     };
   } catch (e) {
     await faces.stop().catch(() => undefined);
+    // A database this start made and then refused (its group held by another runner, trial 33) is not left behind empty.
+    const leftEmpty = made && store?.holdsNoData() === true;
     store?.close();
+    if (leftEmpty) removeDatabaseFiles(config.db);
     lock.release();
     throw e;
   }

@@ -14,6 +14,15 @@ const DEMO_MARK = 'demo';
  */
 export function removeDemoDatabase(path: string, evenUnmarked: boolean): void {
   refuseForeignDatabase(path, evenUnmarked);
+  removeDatabaseFiles(path);
+}
+
+/**
+ * Removes a database file and its -wal and -shm: the demo's, or one a start refused after
+ * making it (trial 33: an empty file stayed behind), which no other process could have
+ * written while the run lock was held.
+ */
+export function removeDatabaseFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
 }
 

@@ -230,6 +230,12 @@ export class SnapshotStore implements TokenStore {
     if (this.db.open) this.db.close();
   }
 
+  /** Nothing fetched or signed in yet: no snapshot, history point, event, backfill or token stored (a start refused before its first poll). */
+  holdsNoData(): boolean {
+    const empty = ['snapshots', 'history_points', 'events', 'backfill_coverage', 'auth_tokens'].map((t) => `NOT EXISTS (SELECT 1 FROM ${t})`).join(' AND ');
+    return this.db.prepare(`SELECT ${empty}`).pluck().get() === 1;
+  }
+
   // --- snapshots ---
 
   /** The hash of the last snapshot stored for this endpoint and index, to skip identical ones. */

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, demoKey } from '../../src/sandbox/index.ts';
 import { lockIsFree, readDb, sandboxConfig, spawnDaemon, waitFor } from '../helpers/daemon.ts';
 import { control, testSandbox } from '../helpers/sandbox.ts';
+import { SnapshotStore } from '../../src/store/index.ts';
 import { tempDbPath } from '../helpers/temp-db.ts';
 
 const key = demoKey('premium', { name: 'revoked-while-running' });
@@ -32,6 +34,25 @@ describe('a credential revoked while the daemon runs', () => {
     );
     expect(out).toContain('"msg":"indexbot stopped"');
     expect(out).not.toContain(key.key);
+    expect(lockIsFree(db)).toBe(true);
+  }, 60_000);
+});
+
+// Trial 33: a start refused after it made its database left an empty file behind, which `status` then read as a bot's.
+describe('a start refused at once', () => {
+  it('removes the database it made and found nothing for; keeps one that was there', async () => {
+    const db = tempDbPath();
+    const config = sandboxConfig(sb, db, { indexes: ['dindex'] });
+    const refused = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: 'sk_live_notakey00000000' });
+    expect(await refused.exited).toBe(78);
+    expect(refused.output()).toContain('[API_UNAUTHORIZED]');
+    expect(existsSync(db)).toBe(false);
+    expect(existsSync(`${db}-wal`)).toBe(false);
+    // A database that was there stays, as it was.
+    SnapshotStore.open(db).close();
+    const again = spawnDaemon(['--config', config], { INDEXBOT_API_KEY: 'sk_live_notakey00000000' });
+    expect(await again.exited).toBe(78);
+    expect(existsSync(db)).toBe(true);
     expect(lockIsFree(db)).toBe(true);
   }, 60_000);
 });

@@ -19,6 +19,7 @@ export {
   strategyFileNamed,
   STRATEGY_SOURCE,
   loadStrategy,
+  strategyWithParams,
   loadStrategies,
   loadStrategyModule,
   sourceLocation,

@@ -110,6 +110,16 @@ export async function loadStrategy(file: string, params: unknown = {}): Promise<
 }
 
 /**
+ * The same loaded strategy with other params, checked by its schema as `loadStrategy` checks
+ * them. A search from code loads the file once and calls this per set: each `loadStrategy`
+ * imports the file afresh, and Node keeps every module it has imported (trial 37: 25-30 KB
+ * of heap per call, 0.5 GB over 20,000 trials).
+ */
+export function strategyWithParams(loaded: LoadedStrategy, params: unknown): LoadedStrategy {
+  return withParams(loaded.strategy, loaded.file, params);
+}
+
+/**
  * Imports one strategy file, afresh each call (watch mode reloads a changed file), and
  * checks that it exports a well-formed strategy. Every error names the file, and the line
  * when the error points into it.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError, StrategyError } from '../../src/core/index.ts';
-import { defineStrategy, loadStrategies, withParams } from '../../src/strategy/index.ts';
+import { defineStrategy, loadStrategies, loadStrategy, strategyWithParams, withParams } from '../../src/strategy/index.ts';
 import { caught } from '../helpers/caught.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
@@ -80,5 +80,22 @@ describe('withParams refuses keys the params schema does not know', () => {
     expect(e.code).toBe('STRATEGY_PARAMS');
     expect(e.message).toBe('holder.ts: params of "holder" are invalid: unknown key "holdHour" (known: holdHours)');
     expect(withParams(strategy, 'holder.ts', { holdHours: 6 }).params).toEqual({ holdHours: 6 });
+  });
+});
+
+describe('strategyWithParams', () => {
+  // Trial 37: a search from code called loadStrategy per set, and each call imported the file anew (25-30 KB a call, kept by Node).
+  it('gives a loaded strategy other params, checked by its schema, without importing the file again', async () => {
+    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
+    const loaded = await loadStrategy(file, { notionalUsd: 50 });
+    const other = strategyWithParams(loaded, { notionalUsd: 75 });
+    expect(other.strategy).toBe(loaded.strategy);
+    expect(other.file).toBe(loaded.file);
+    expect(other.params).toEqual({ notionalUsd: 75 });
+    expect(loaded.params).toEqual({ notionalUsd: 50 });
+    expect((await loadStrategy(file)).strategy).not.toBe(loaded.strategy);
+    const refused = caught<StrategyError>(() => strategyWithParams(loaded, { notionalUsd: 'many' }));
+    expect(refused.code).toBe('STRATEGY_PARAMS');
+    expect(refused.message).toContain(file);
   });
 });

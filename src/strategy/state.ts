@@ -126,13 +126,21 @@ export class BufferedState implements StrategyState {
 /**
  * A value JSON cannot hold, refused where `set` is called, so the error names the line
  * (trial 36: a bigint failed the event after the handler returned, its stack in indexbot's
- * code; a Map was stored as {}). Only the value itself is looked at: a deep walk would cost
+ * code; a Map was stored as {}; trial 37: a NaN ratio came back as null, which arithmetic reads as 0). Only the value itself is looked at: a deep walk would cost
  * every `set` the size of the value, which {@link jsonOf} finds at the commit instead.
  */
 function refuseNonJson(key: string, value: unknown, caller: (...args: never[]) => unknown): void {
   const kind = typeof value;
   const what =
-    kind === 'bigint' || kind === 'function' || kind === 'symbol' ? `a ${kind}` : value instanceof Map || value instanceof Set ? `a ${value.constructor.name} (JSON stores it as {})` : undefined;
+    kind === 'bigint' || kind === 'function' || kind === 'symbol'
+      ? `a ${kind}`
+      : kind === 'number' && !Number.isFinite(value)
+        ? `${String(value)} (JSON stores it as null)`
+        : value instanceof Map || value instanceof Set
+          ? `a ${value.constructor.name} (JSON stores it as {})`
+          : value instanceof Date
+            ? 'a Date (JSON stores it as a string; store its getTime())'
+            : undefined;
   if (what === undefined) return;
   const error = new TypeError(`ctx.state.set(${JSON.stringify(key)}, ...): ${what} is not a JSON value; store a string, a number, an array or a plain object`);
   // The stack starts at the handler's line that called set.

@@ -271,7 +271,7 @@ describe('StrategyRuntime', () => {
 
   it('ctx.state: a value JSON cannot hold is refused at the set that gave it, naming the key; one deep inside is named at the commit (trial 36)', async () => {
     const store = SnapshotStore.open(tempDbPath());
-    store.appendEvents([announced(1), announced(2), announced(3), announced(4)]);
+    store.appendEvents([1, 2, 3, 4, 5, 6].map((seq) => announced(seq)));
     const lines: Record<number, string> = {};
     const strategies: LoadedStrategy[] = [
       {
@@ -285,12 +285,14 @@ describe('StrategyRuntime', () => {
               try {
                 if (e.seq === 1) ctx.state.set('big', 1n);
                 if (e.seq === 2) ctx.state.set('held', new Map([['A', 1]]));
+                if (e.seq === 3) ctx.state.set('ratio', 0 / 0);
+                if (e.seq === 4) ctx.state.set('when', new Date(0));
               } catch (x) {
                 lines[e.seq] = (x as Error).stack!.split('\n')[1]!;
                 throw x;
               }
-              if (e.seq === 3) ctx.state.set('nested', { at: { big: 2n } });
-              if (e.seq === 4) ctx.state.set('fine', { at: 4 });
+              if (e.seq === 5) ctx.state.set('nested', { at: { big: 2n } });
+              if (e.seq === 6) ctx.state.set('fine', { at: 6 });
             },
           },
         }),
@@ -301,11 +303,13 @@ describe('StrategyRuntime', () => {
     expect(parked).toEqual([
       'TypeError: ctx.state.set("big", ...): a bigint is not a JSON value; store a string, a number, an array or a plain object',
       'TypeError: ctx.state.set("held", ...): a Map (JSON stores it as {}) is not a JSON value; store a string, a number, an array or a plain object',
+      'TypeError: ctx.state.set("ratio", ...): NaN (JSON stores it as null) is not a JSON value; store a string, a number, an array or a plain object',
+      'TypeError: ctx.state.set("when", ...): a Date (JSON stores it as a string; store its getTime()) is not a JSON value; store a string, a number, an array or a plain object',
       'TypeError: ctx.state.set("nested", ...): the value is not JSON: Do not know how to serialize a BigInt',
     ]);
     // The first frame under the error is this file's handler: the line that called set.
     expect(lines[1]).toContain('runtime.test.ts');
-    expect(Object.fromEntries(store.strategies.stateEntries('bad-state'))).toEqual({ fine: { at: 4 } });
+    expect(Object.fromEntries(store.strategies.stateEntries('bad-state'))).toEqual({ fine: { at: 6 } });
     store.close();
   });
 

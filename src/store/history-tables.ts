@@ -41,7 +41,7 @@ export class HistoryTables {
   private readonly s: ReturnType<typeof prepare>;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly tokenId: (address: string, symbol: string) => number,
   ) {
     this.s = prepare(db);
@@ -101,7 +101,9 @@ export class HistoryTables {
     let ids: string[] = [];
     let sizesText: string | undefined;
     let ends: number[] = [];
-    for (const [ts, idsJson, navs, sizes, packed] of this.s.replay.raw().iterate(interval, from, to, JSON.stringify(indexIds)) as IterableIterator<[number, string, string, string, Buffer | null]>) {
+    for (const [ts, idsJson, navs, sizes, packed] of notBusy(this.db, this.s.replay).raw().iterate(interval, from, to, JSON.stringify(indexIds)) as IterableIterator<
+      [number, string, string, string, Buffer | null]
+    >) {
       if (idsJson !== idsText) {
         idsText = idsJson;
         ids = JSON.parse(idsJson) as string[];
@@ -212,4 +214,13 @@ function prepare(db: Database.Database) {
     tokens: db.prepare('SELECT id, address, symbol FROM token_ids'),
     span: db.prepare('SELECT index_id, MIN(ts) AS first, MAX(ts) AS last FROM history_points WHERE interval = ? GROUP BY index_id ORDER BY index_id'),
   };
+}
+
+/**
+ * `statement`, or a copy of it while it is being iterated: two backtests interleaved on one
+ * cache (Promise.all of runBacktest) each read through a statement of their own (trial 37:
+ * every run but the first failed with "This statement is busy executing a query").
+ */
+export function notBusy(db: Database.Database, statement: Database.Statement): Database.Statement {
+  return statement.busy ? db.prepare(statement.source) : statement;
 }

@@ -10,7 +10,7 @@ import type { EventType, IndexbotEvent, NewEvent } from '../detect/index.ts';
 import { refuseNonFile } from './database-path.ts';
 import { APPLICATION_ID, indexbotSchemaVersion } from './database-identity.ts';
 import { MIGRATIONS, SCHEMA_VERSION, registerMigrationFunctions } from './migrations.ts';
-import { HistoryTables } from './history-tables.ts';
+import { HistoryTables, notBusy } from './history-tables.ts';
 import { OutboxTables } from './outbox-tables.ts';
 import { StrategyTables } from './strategy-tables.ts';
 import { storeFailure } from './sqlite-errors.ts';
@@ -382,7 +382,7 @@ export class SnapshotStore implements TokenStore {
    * read and parsed when its change is reached, so a long history is never held whole.
    */
   *rebalanceTransitions(indexIds: readonly string[], from: number, to: number): Generator<{ record: Rebalance; status: string; at: number }> {
-    for (const [id, status, at] of this.s.transitions.raw().iterate(JSON.stringify(indexIds), from, to) as Iterable<[string, string, number]>) {
+    for (const [id, status, at] of notBusy(this.db, this.s.transitions).raw().iterate(JSON.stringify(indexIds), from, to) as Iterable<[string, string, number]>) {
       yield { record: JSON.parse((this.s.rebalanceRecord.get(id) as { record: string }).record) as Rebalance, status, at };
     }
   }

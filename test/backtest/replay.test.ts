@@ -85,6 +85,8 @@ describe('backtest replay', () => {
     const other = reportJson(buildReport(await runBacktest({ cache, strategy: await strategy('announce-buyer', { notionalUsd: 50 }), indexes: ['x', 'y'], from: T0, to: T0 + 119 * H })));
     expect(JSON.parse(other).fills.hash).not.toBe(report.fills.hash);
     expect(JSON.parse(other).runId).not.toBe(report.runId);
+    // Runs interleaved on one cache (Promise.all): each reads through its own statement, to the same reports (trial 37: "This statement is busy").
+    expect(await Promise.all([run(), run(['y', 'x']), run()])).toEqual([a, a, a]);
     cache.close();
   });
 

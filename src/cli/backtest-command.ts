@@ -471,17 +471,20 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   if ((/[/\\]/.test(nameOrPath) || STRATEGY_SOURCE.test(nameOrPath)) && !existsSync(nameOrPath)) throw new ConfigError(`strategy file ${nameOrPath} does not exist`);
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
-  // The file of that name, alone, when it holds that strategy and the config's names need no
-  // check against the others (each is a file's, or they speak for another directory, where
-  // they would only be warned of): its siblings are neither evaluated nor warned about.
+  // The config's names need no check against the strategies of the directory when each is a
+  // file's, or they speak for another directory (where they would only be warned of).
+  const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
+  const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
+  const namesNeedNoLoad = (also: string) => config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n) || n === also);
+  // A file given by its path, alone: the strategies beside it are neither evaluated nor warned about (trial 37: every module in strategies/ ran, and broken ones were warned of).
+  if (asFile && namesNeedNoLoad(asFile.name)) return { strategy: asFile, file: nameOrPath };
+  // The file of that name, alone, when it holds that strategy: likewise.
   const named = asFile ? undefined : strategyFileNamed(dir, nameOrPath);
   if (named) {
     const strategy = await loadStrategyModule(named);
-    const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
-    const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
     // A sibling that names the same strategy is warned of, as a full load does: only their source is read here (trial 34: one won without a word).
     const twin = strategyFiles(dir).some((f) => f !== named && new RegExp(`['"\`]${escapeRegExp(nameOrPath)}['"\`]`).test(readFileSync(f, 'utf8')));
-    if (strategy.name === nameOrPath && !twin && (config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n)))) return { strategy, file: named };
+    if (strategy.name === nameOrPath && !twin && namesNeedNoLoad(nameOrPath)) return { strategy, file: named };
   }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];

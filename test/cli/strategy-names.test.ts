@@ -97,11 +97,14 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
       'good.mjs': `export default Object.freeze({ name: 'good', on: {}, ${brand} });\n`,
       'broken.mjs': "globalThis.siblingRan = true;\nthrow new Error('sibling evaluated');\n",
     });
-    const r = await runCli(['backtest', '--strategy', 'good', '--indexes', 'x'], { INDEXBOT_CONFIG: config });
-    // The cache is empty: the run itself stops there, after the strategy was found.
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^indexbot: \S*indexbot\.db holds no 1h history for x; .*\[BACKTEST_NO_DATA\]$/);
-    expect(r.stderr).not.toContain('broken');
-    expect(r.stderr).not.toContain('sibling evaluated');
+    // By name, and by its path (trial 37: a path ran every module beside it and warned of the broken ones).
+    for (const strategy of ['good', join(dirname(config), 'strategies', 'good.mjs')]) {
+      const r = await runCli(['backtest', '--strategy', strategy, '--indexes', 'x'], { INDEXBOT_CONFIG: config });
+      // The cache is empty: the run itself stops there, after the strategy was found.
+      expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^indexbot: \S*indexbot\.db holds no 1h history for x; .*\[BACKTEST_NO_DATA\]$/);
+      expect(r.stderr).not.toContain('broken');
+      expect(r.stderr).not.toContain('sibling evaluated');
+    }
   });
 
   it('backtest by name warns of a sibling file that declares the same name, as a full load does (trial 34: the file-name match won without a word)', async () => {

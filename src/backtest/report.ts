@@ -1,3 +1,4 @@
+import { fewNames } from '../core/index.ts';
 import { relative } from 'node:path';
 import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
@@ -211,11 +212,6 @@ export function gapsInRun(report: Pick<BacktestReport, 'settings' | 'coverage'>)
     }
   }
   return [...byRange.values()].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
-}
-
-/** A list of names in a table cell: all of four or fewer, else the first three and how many more. */
-export function fewNames(names: readonly string[]): string {
-  return names.length <= 4 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
 }
 
 /** A gap of {@link gapsInRun} in a line: its range and the indexes, the first few by name. */

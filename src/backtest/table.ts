@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
-import { minuteText, plainText } from '../core/index.ts';
-import { type BacktestReport, HOLES_PREFIX, type ReportFillRow, NARROWED_PREFIX, fewNames, gapText, gapsInRun, labelOf, reportFillRows, reportSales } from './report.ts';
+import { fewNames, minuteText, plainText } from '../core/index.ts';
+import { type BacktestReport, HOLES_PREFIX, type ReportFillRow, NARROWED_PREFIX, gapText, gapsInRun, labelOf, reportFillRows, reportSales } from './report.ts';
 
 type Num = number | null | undefined;
 /** `x.toFixed(d)` without the sign of a value that rounds to zero: "-0.00" reads as a loss that is not there. */

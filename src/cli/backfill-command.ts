@@ -84,7 +84,8 @@ export function registerBackfillCommand(program: Command): void {
       const out = process.stdout;
       out.write(`backfilled ${describeRange(report)} (${report.interval}) in ${(report.elapsedMs / 1000).toFixed(1)} s, ${report.requests} requests\n`);
       for (const i of report.indexes) {
-        const held = i.firstPoint === undefined ? 'no points held' : `holds ${describeRange({ from: i.firstPoint, to: i.lastPoint! })}`;
+        // Of the range asked, not the whole cache (trial 37 read it as the cache's; `status` shows that).
+        const held = i.firstPoint === undefined ? 'no points held in this range' : `holds ${describeRange({ from: i.firstPoint, to: i.lastPoint! })} of this range`;
         const fetched = i.fetched.length === 0 ? 'already cached' : `+${i.points} points, +${i.rebalances} rebalancing records`;
         out.write(`  ${i.indexId.padEnd(12)} ${fetched}; ${held}; ${i.gaps.length === 0 ? 'no gaps' : `${i.gaps.length} gap(s): ${i.gaps.map(describeRange).join(', ')}`}\n`);
       }

@@ -2,7 +2,7 @@ export * from './errors.ts';
 export { type Clock, MAX_TIMER_MS, systemClock, sleep, ManualClock } from './clock.ts';
 export { eitherSignal } from './abort.ts';
 export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLoggerOptions, silentLogger, createLogger, countingInfo, demoted } from './logger.ts';
-export { describeIssues, durationText, escapeRegExp, jsonSyntaxText, minuteText, plainText, shortJson, weightChange } from './text.ts';
+export { describeIssues, durationText, escapeRegExp, fewNames, jsonSyntaxText, minuteText, plainText, shortJson, weightChange } from './text.ts';
 export { secretValues, withoutSecrets } from './secrets.ts';
 export { mulberry32 } from './random.ts';
 export { makeDirectories, WHY_NOT_WRITABLE } from './directories.ts';

@@ -78,3 +78,8 @@ export function jsonSyntaxText(e: unknown, text: string): string {
 
 /** `s` matched literally inside a RegExp. */
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A list of names in a table cell: all of four or fewer, else the first three and how many more. */
+export function fewNames(names: readonly string[]): string {
+  return names.length <= 4 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
+}

@@ -34,7 +34,7 @@ describe('backfill, then backtest, against the sandbox (seed 7)', () => {
     const first = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
     expect(first.stderr).not.toContain('indexbot:');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/mindex +\+1921 points, \+\d+ rebalancing records; holds 2026-09-01T00:00:00.000Z \.\. 2026-11-20T00:00:00.000Z; no gaps/);
+    expect(first.stdout).toMatch(/mindex +\+1921 points, \+\d+ rebalancing records; holds 2026-09-01T00:00:00.000Z \.\. 2026-11-20T00:00:00.000Z of this range; no gaps/);
     const before = sandbox.counters().total;
     const second = await cli(['backfill', '--from', FROM, '--to', TO, '--indexes', 'mindex'], env);
     expect(second.stdout).toContain('mindex       already cached');

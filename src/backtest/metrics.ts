@@ -60,7 +60,7 @@ export interface StrategyMetrics extends ReturnMetrics, TradeStats {
   /** Traded notional over average equity. */
   turnover: number;
   feesPaid: number;
-  /** Time-weighted average of exposure. */
+  /** Time-weighted average of exposure on the daily series (each day at its 00:00 UTC value): a position held within a day and closed before its end counts 0. */
   exposure: number;
 }
 

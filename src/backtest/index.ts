@@ -3,7 +3,7 @@ export { openCache } from './inputs.ts';
 export { RecordedHistory, type HistorySource, type RebalanceTransition, type SharedHistory } from './recorded-history.ts';
 export { buildReport, gapText, gapsInRun, reportJson, reportJsonChunks, reportSummary, REPORT_FORMAT, type BacktestReport, type ReportSummary } from './report.ts';
 export { renderTable, formatTable, failureLine, pct, fixed, amount } from './table.ts';
-export { renderHtml, escapeHtml, chartData, PAGE_TRADES } from './html.ts';
+export { renderHtml, escapeHtml, chartData, percentTicks, PAGE_TRADES } from './html.ts';
 export {
   returnMetrics,
   strategyMetrics,

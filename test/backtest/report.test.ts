@@ -3,7 +3,22 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PAGE_TRADES, amount, buildReport, chartData, fixed, gapText, gapsInRun, pct, renderHtml, renderTable, reportJsonChunks, reportSummary, runBacktest } from '../../src/backtest/index.ts';
+import {
+  PAGE_TRADES,
+  amount,
+  buildReport,
+  chartData,
+  fixed,
+  gapText,
+  gapsInRun,
+  pct,
+  percentTicks,
+  renderHtml,
+  renderTable,
+  reportJsonChunks,
+  reportSummary,
+  runBacktest,
+} from '../../src/backtest/index.ts';
 import { deepFreeze } from '../../src/core/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
@@ -325,6 +340,19 @@ describe('report: the page', () => {
     },
     60_000,
   );
+});
+
+describe('report: percent axes', () => {
+  it('label ticks with the decimals their step needs (trial 37: ticks 0.25 % apart read -0.3 %, -0.8 %)', async () => {
+    expect(percentTicks([0, -0.0025, -0.005, -0.0075, -0.01])).toEqual(['0.00%', '-0.25%', '-0.50%', '-0.75%', '-1.00%']);
+    expect(percentTicks([0, 0.2, 0.4])).toEqual(['0.0%', '20.0%', '40.0%']);
+    expect(percentTicks([0, 0.00125])).toEqual(['0.000%', '0.125%']);
+    expect(percentTicks([-0.01])).toEqual(['-1.0%']);
+    // The page runs this very function, for both percent charts.
+    const html = renderHtml(await report('announce-buyer'));
+    expect(html).toContain(`const percentTicks = ${percentTicks.toString()};`);
+    expect(html.match(/ticks: percentTicks/g)).toHaveLength(2);
+  });
 });
 
 describe('report: figures', () => {

@@ -25,11 +25,18 @@ import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { A, H, T0, buildCache } from '../helpers/backtest-cache.ts';
 import { captureLogger } from '../helpers/fake-transport.ts';
 
-async function report(name: string) {
+/** Runs of a fixture strategy on one cache (close it when done), each a new result. */
+async function runsOf(name: string) {
   const file = new URL(`../fixtures/backtest/${name}.ts`, import.meta.url).pathname;
   const cache = SnapshotStore.open(buildCache(), { readonly: true });
+  const strategy = withParams(await loadStrategyModule(file), file, {});
+  return { cache, run: () => runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 }) };
+}
+
+async function report(name: string) {
+  const { cache, run } = await runsOf(name);
   try {
-    return buildReport(await runBacktest({ cache, strategy: withParams(await loadStrategyModule(file), file, {}), indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 }));
+    return buildReport(await run());
   } finally {
     cache.close();
   }
@@ -169,10 +176,7 @@ describe('report: refused orders, open positions, a short window', () => {
   });
 
   it("makes a run's fill list only when it is read: report.json, the table, the page and a summary read the fills one at a time, to the same bytes", async () => {
-    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
-    const cache = SnapshotStore.open(buildCache(), { readonly: true });
-    const strategy = withParams(await loadStrategyModule(file), file, {});
-    const run = () => runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 });
+    const { cache, run } = await runsOf('announce-buyer');
     try {
       const result = await run();
       const r = buildReport(result);
@@ -209,10 +213,7 @@ describe('report: refused orders, open positions, a short window', () => {
   });
 
   it('a frozen result or report reads its fills, the same array at each read; an edited list is the one the report and the table count (the review)', async () => {
-    const file = new URL('../fixtures/backtest/announce-buyer.ts', import.meta.url).pathname;
-    const cache = SnapshotStore.open(buildCache(), { readonly: true });
-    const strategy = withParams(await loadStrategyModule(file), file, {});
-    const run = () => runBacktest({ cache, strategy, indexes: ['x'], from: T0, to: T0 + 119 * H, feeBps: 0, slippageBps: 0 });
+    const { cache, run } = await runsOf('announce-buyer');
     try {
       const plain = buildReport(await run());
       const frozen = deepFreeze(await run());

@@ -3,8 +3,8 @@ import { StoreError } from '../core/index.ts';
 
 /**
  * SQLite's `application_id` of an indexbot database ("IXBT"), set when the schema is made or
- * migrated: `file` and tools name the owner, and a database of another program is told
- * apart by it rather than by `user_version`, which many programs set.
+ * migrated: a database of another program is told apart by it rather than by
+ * `user_version`, which many programs set.
  */
 export const APPLICATION_ID = 0x49584254;
 

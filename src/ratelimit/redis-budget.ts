@@ -40,7 +40,8 @@ type BudgetCommand = (keyBucket: string, keyProcs: string, keyOutstanding: strin
  */
 export class RedisBudgets {
   readonly processId: string;
-  readonly redis: RedisConnection;
+  /** Private: its type is ioredis's, whose declarations do not compile without skipLibCheck (they import untyped redis-errors). */
+  private readonly redis: RedisConnection;
   private readonly budgets = new Map<string, RedisSharedBudget>();
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private readonly command: BudgetCommand;
@@ -101,9 +102,14 @@ export class RedisBudgets {
     return b;
   }
 
+  /** Whether the connection is up now. */
+  get connected(): boolean {
+    return this.redis.status === 'ready';
+  }
+
   /** Waits (bounded) for the first connection, so a process starts shared when Redis is up. */
   async ready(timeoutMs = 2_000): Promise<boolean> {
-    if (this.redis.status === 'ready') return true;
+    if (this.connected) return true;
     return new Promise((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
@@ -210,7 +216,7 @@ class RedisSharedBudget implements SharedBudget {
       return { waitMs: 0, seq: first, born };
     } catch (e) {
       // Sent before Redis came back: asked again on the connection there is now, not a reason to leave it.
-      if (connection !== this.owner.connections && this.owner.redis.status === 'ready') return this.take(priority, view);
+      if (connection !== this.owner.connections && this.owner.connected) return this.take(priority, view);
       this.fallBack(e, view);
       return this.takeLocally(view);
     }

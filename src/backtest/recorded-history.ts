@@ -82,6 +82,19 @@ class Recording {
     d.bytes += 8 * (length + m.navs.length) + MOMENT_OVERHEAD_BYTES;
   }
 
+  /** Lets the unused end of the last block go: a range read in pieces would otherwise keep up to a block's room per piece. */
+  trim(): RecordingData {
+    const d = this.data;
+    const last = d.blocks.at(-1);
+    if (last && this.used < last.length) {
+      const exact = new Float64Array(new SharedArrayBuffer(8 * this.used));
+      exact.set(last.subarray(0, this.used));
+      d.blocks[d.blocks.length - 1] = exact;
+      this.used = BLOCK_DOUBLES;
+    }
+    return d;
+  }
+
   *moments(): Generator<HistoryMoment, void, undefined> {
     const d = this.data;
     for (let i = 0; i < d.ts.length; i++) {
@@ -90,6 +103,40 @@ class Recording {
       yield { ts: d.ts[i]!, indexIds, navs: d.navs[i]!, values: d.blocks[d.block[i]!]!.subarray(start, start + (ends.at(-1) ?? 0)), ends };
     }
   }
+}
+
+/**
+ * The history points of `indexIds` in [from, to], as a {@link RecordedHistory} keeps them:
+ * one piece of a range that several threads read at once. 'over budget' as soon as they take
+ * more than `budgetBytes`.
+ */
+export function recordMoments(cache: SnapshotStore, indexIds: readonly string[], interval: string, from: number, to: number, budgetBytes: number): RecordingData | 'over budget' {
+  const recording = new Recording();
+  for (const m of cache.history.moments(indexIds, interval, from, to)) {
+    recording.add(m);
+    if (recording.data.bytes > budgetBytes) return 'over budget';
+  }
+  return recording.trim();
+}
+
+/** Pieces of one range read apart ({@link recordMoments}), in time order, as one recording: the blocks are shared, not copied. */
+export function joinRecordings(pieces: readonly RecordingData[]): RecordingData {
+  const whole: RecordingData = { ts: [], navs: [], block: [], start: [], shape: [], blocks: [], shapes: [], bytes: 0 };
+  for (const piece of pieces) {
+    const blocks = whole.blocks.length;
+    const shapes = whole.shapes.length;
+    whole.blocks.push(...piece.blocks);
+    whole.shapes.push(...piece.shapes);
+    for (let i = 0; i < piece.ts.length; i++) {
+      whole.ts.push(piece.ts[i]!);
+      whole.navs.push(piece.navs[i]!);
+      whole.block.push(piece.block[i]! + blocks);
+      whole.start.push(piece.start[i]!);
+      whole.shape.push(piece.shape[i]! + shapes);
+    }
+    whole.bytes += piece.bytes;
+  }
+  return whole;
 }
 
 /**
@@ -138,16 +185,30 @@ export class RecordedHistory implements HistorySource {
    * those after. Stops reading as soon as the budget is passed; says whether all was kept.
    */
   keep(indexIds: readonly string[], interval: string, from: number, to: number): boolean {
-    const over =
-      <T>(map: Map<string, T | 'over budget'>, key: string) =>
-      () =>
-        map.get(key) === 'over budget';
-    const reads: [Iterable<unknown>, () => boolean][] = [
-      [this.moments(indexIds, interval, from, to), over(this.kept, momentsKey(indexIds, interval, from, to))],
-      [this.transitions(indexIds, FEED_START, from), over(this.keptTransitions, transitionsKey(indexIds, FEED_START, from))],
-      [this.transitions(indexIds, from, to), over(this.keptTransitions, transitionsKey(indexIds, from, to))],
-    ];
-    for (const [read, overBudget] of reads) for (const _ of read) if (overBudget()) return false;
+    for (const _ of this.moments(indexIds, interval, from, to)) if (this.kept.get(momentsKey(indexIds, interval, from, to)) === 'over budget') return false;
+    return this.keepTransitions(indexIds, from, to);
+  }
+
+  /** Keeps what {@link keep} does, the history points read already (in pieces, on other threads); says whether all was kept. */
+  keepRead(indexIds: readonly string[], interval: string, from: number, to: number, points: RecordingData): boolean {
+    const key = momentsKey(indexIds, interval, from, to);
+    if (this.usedBytes + points.bytes > this.budgetBytes) {
+      this.kept.set(key, 'over budget');
+      return false;
+    }
+    this.kept.set(key, new Recording(points));
+    this.usedBytes += points.bytes;
+    return this.keepTransitions(indexIds, from, to);
+  }
+
+  /** The rebalance status changes up to `from` (the feed as a run starts) and those after, up to `to`. */
+  private keepTransitions(indexIds: readonly string[], from: number, to: number): boolean {
+    for (const [start, end] of [
+      [FEED_START, from],
+      [from, to],
+    ] as const) {
+      for (const _ of this.transitions(indexIds, start, end)) if (this.keptTransitions.get(transitionsKey(indexIds, start, end)) === 'over budget') return false;
+    }
     return true;
   }
 

@@ -116,7 +116,18 @@ export const KEPT_ALERTS = 1_000;
  */
 export async function runBacktest(o: BacktestOptions): Promise<BacktestResult> {
   const started = performance.now();
-  const { settings, coverage, requested } = replayRange(o.cache, o);
+  return replayIn(replayRange(o.cache, o), o, started);
+}
+
+/** What {@link replayRange} settles: the same for every run of a sweep, which settles it once (its queries cost a short run a twentieth of its time). */
+export type ReplayRange = ReturnType<typeof replayRange>;
+
+/** A run over a range {@link replayRange} settled for the same options and cache. */
+export function runBacktestIn(range: ReplayRange, o: BacktestOptions): Promise<BacktestResult> {
+  return replayIn(range, o, performance.now());
+}
+
+async function replayIn({ settings, coverage, requested }: ReplayRange, o: BacktestOptions, started: number): Promise<BacktestResult> {
   const interval = settings.interval;
   const sourceHash = strategySourceHash(o.strategy.file);
   const name = o.strategy.strategy.name;

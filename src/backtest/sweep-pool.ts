@@ -3,13 +3,16 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorCode, type ErrorKind, IndexbotError, type Logger } from '../core/index.ts';
-import type { SharedHistory } from './recorded-history.ts';
+import type { RecordingData, SharedHistory } from './recorded-history.ts';
+import type { ReplayRange } from './replay.ts';
 import type { SweepJob, SweepOutput, SweepRunOutput, SweepSettings } from './sweep.ts';
 
 /** What a worker is given for each sweep: every job, and the counter the threads take them from. */
 export interface SweepWork {
   db: string;
   settings: SweepSettings;
+  /** What the session settled for `settings`, when the cache could serve them: each run then settles nothing again. */
+  range: ReplayRange | undefined;
   jobs: readonly SweepJob[];
   output: SweepOutput;
   next: SharedArrayBuffer;
@@ -17,8 +20,18 @@ export interface SweepWork {
   history: { id: number; data?: SharedHistory };
 }
 
-/** What a worker is sent: a sweep's work, or word to let its history go. */
-export type WorkerMessage = SweepWork | { forget: true };
+/** A piece of the history a sweep replays, for a worker to read ({@link recordMoments}) while the others read the rest. */
+export interface PieceRead {
+  db: string;
+  indexIds: readonly string[];
+  interval: string;
+  from: number;
+  to: number;
+  budgetBytes: number;
+}
+
+/** What a worker is sent: a sweep's work, a piece of its history to read, or word to let its history go. */
+export type WorkerMessage = SweepWork | { read: PieceRead } | { forget: true };
 
 /** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
 export interface LogLine {
@@ -27,9 +40,16 @@ export interface LogLine {
   msg: string | undefined;
 }
 
-/** A message back from a worker: a line logged, a job's result or the error it threw (rebuilt here with its code), or that it found no job left. */
+/**
+ * A message back from a worker: that its code is loaded, a line logged, a piece it read (or
+ * why not), a job's result or the error it threw (rebuilt here with its code), or that it
+ * found no job left.
+ */
 export type WorkerReply =
+  | { started: true }
   | { log: LogLine }
+  | { piece: RecordingData | 'over budget' }
+  | { pieceFailed: string }
   | { index: number; ok: true; result: SweepRunOutput }
   | { index: number; ok: false; name: string; message: string; code?: ErrorCode; kind?: ErrorKind; stack?: string }
   | { index: null };
@@ -58,6 +78,10 @@ export interface WorkerRun {
 
 /** A worker thread of a session, kept between sweeps. */
 export interface PooledWorker {
+  /** True once the worker has loaded its code; false if it died first. */
+  readonly started: Promise<boolean>;
+  /** Reads a piece of a sweep's history; fails if the read failed there or the worker died. One at a time. */
+  read(piece: PieceRead): Promise<RecordingData | 'over budget'>;
   run(work: SweepWork, finished: (index: number, result: SweepRunOutput) => void, failed: (index: number, error: Error) => void): WorkerRun;
   /** Lets the history it holds go (the next sweep sends its own). */
   forget(): void;
@@ -72,14 +96,27 @@ export function startWorker(logger: Logger): PooledWorker {
   // Idle between sweeps, it never keeps the process alive; a sweep holds it while its part runs.
   worker.unref();
   let historyId: number | undefined;
+  let markStarted!: (started: boolean) => void;
+  const started = new Promise<boolean>((resolve) => {
+    markStarted = resolve;
+  });
+  let reading: { resolve: (piece: RecordingData | 'over budget') => void; reject: (e: Error) => void } | undefined;
+  const readEnded = () => {
+    const read = reading;
+    reading = undefined;
+    if (!current) worker.unref();
+    return read;
+  };
   let current: { finished: (index: number, result: SweepRunOutput) => void; failed: (index: number, error: Error) => void; done: () => void; failedOnce: () => void } | undefined;
   let dead: Error | undefined;
   const end = () => {
     current = undefined;
-    worker.unref();
+    if (!reading) worker.unref();
   };
   const lost = (e: Error) => {
     dead ??= e;
+    markStarted(false);
+    readEnded()?.reject(e);
     if (!current) return;
     const run = current;
     end();
@@ -88,6 +125,9 @@ export function startWorker(logger: Logger): PooledWorker {
   };
   worker.on('message', (reply: WorkerReply) => {
     if ('log' in reply) logger[reply.log.level](reply.log.obj, reply.log.msg);
+    else if ('started' in reply) markStarted(true);
+    else if ('piece' in reply) readEnded()?.resolve(reply.piece);
+    else if ('pieceFailed' in reply) readEnded()?.reject(new Error(reply.pieceFailed));
     else if (!current) return;
     else if (reply.index === null) {
       const run = current;
@@ -104,6 +144,17 @@ export function startWorker(logger: Logger): PooledWorker {
   worker.on('error', lost);
   worker.on('exit', (code) => lost(new Error(`a sweep worker exited (code ${code}) before its runs finished`)));
   return {
+    started,
+    read(piece) {
+      if (dead) return Promise.reject(dead);
+      if (reading) return Promise.reject(new Error('a sweep worker reads one piece at a time'));
+      return new Promise((resolve, reject) => {
+        reading = { resolve, reject };
+        // Held while it reads: the session waits on it and on nothing else.
+        worker.ref();
+        worker.postMessage({ read: piece } satisfies WorkerMessage);
+      });
+    },
     run(work, finished, failed) {
       let run!: NonNullable<typeof current>;
       const done = new Promise<void>((resolve) => {

@@ -1,7 +1,9 @@
 /** A sweep's worker thread: takes jobs from the counter it shares with the other threads, runs them one at a time, and sends each result back. */
 import { parentPort } from 'node:worker_threads';
 import { IndexbotError, type Logger } from '../core/index.ts';
-import type { LogLine, WorkerMessage, WorkerReply } from './sweep-pool.ts';
+import { SnapshotStore } from '../store/index.ts';
+import { recordMoments } from './recorded-history.ts';
+import type { LogLine, PieceRead, WorkerMessage, WorkerReply } from './sweep-pool.ts';
 import { SweepThread } from './sweep.ts';
 
 /** Each line goes to the sweep's logger on the main thread, as plain data (what a message can carry). */
@@ -27,7 +29,24 @@ function plainData(obj: object): object {
 /** The thread of the history the last sweep replayed: the next sweep of the session mostly replays it again. */
 let current: { id: number; thread: SweepThread } | undefined;
 
+function readPiece(p: PieceRead): WorkerReply {
+  try {
+    const cache = SnapshotStore.open(p.db, { readonly: true });
+    try {
+      return { piece: recordMoments(cache, p.indexIds, p.interval, p.from, p.to, p.budgetBytes) };
+    } finally {
+      cache.close();
+    }
+  } catch (e) {
+    return { pieceFailed: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 parentPort!.on('message', async (message: WorkerMessage) => {
+  if ('read' in message) {
+    parentPort!.postMessage(readPiece(message.read));
+    return;
+  }
   if ('forget' in message) {
     current?.thread.close();
     current = undefined;
@@ -43,7 +62,7 @@ parentPort!.on('message', async (message: WorkerMessage) => {
   for (let index = Atomics.add(next, 0, 1); index < work.jobs.length; index = Atomics.add(next, 0, 1)) {
     let reply: WorkerReply;
     try {
-      reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, index, work.output, forwardingLogger({})) };
+      reply = { index, ok: true, result: await thread.run(work.settings, work.jobs[index]!, index, work.output, forwardingLogger({}), work.range) };
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
       parentPort!.postMessage({
@@ -61,3 +80,6 @@ parentPort!.on('message', async (message: WorkerMessage) => {
   }
   parentPort!.postMessage({ index: null } satisfies WorkerReply);
 });
+
+// The session hands this thread pieces of a history to read from now on, while it reads others itself.
+parentPort!.postMessage({ started: true } satisfies WorkerReply);

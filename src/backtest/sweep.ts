@@ -6,10 +6,11 @@ import { SnapshotStore } from '../store/index.ts';
 import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
 import type { EquityPoint, StrategyMetrics } from './metrics.ts';
-import { type BacktestOptions, type BacktestResult, replayRange, runBacktest } from './replay.ts';
-import { RecordedHistory, type SharedHistory } from './recorded-history.ts';
+import { INTERVAL_MS } from '../contract/index.ts';
+import { type BacktestOptions, type BacktestResult, type ReplayRange, replayRange, runBacktest, runBacktestIn } from './replay.ts';
+import { RecordedHistory, type RecordingData, type SharedHistory, recordMoments, joinRecordings } from './recorded-history.ts';
 import { type BacktestReport, type ReportSummary, buildReport, reportJson, reportJsonChunks, reportSummary } from './report.ts';
-import { type PooledWorker, type SweepWork, type WorkerRun, startWorker } from './sweep-pool.ts';
+import { type PieceRead, type PooledWorker, type SweepWork, type WorkerRun, startWorker } from './sweep-pool.ts';
 
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
 export type SweepSettings = Omit<BacktestOptions, 'cache' | 'strategy' | 'logger' | 'onProgress' | 'history'>;
@@ -122,8 +123,12 @@ export class SweepThread {
     private readonly history: SharedHistory,
   ) {}
 
-  /** Runs job `index` of the sweep; what its strategy logs carries the run's number (from 1) and params, so a sweep's lines can be told apart. */
-  async run<O extends SweepOutput>(settings: SweepSettings, job: SweepJob, index: number, output: O, logger: Logger = silentLogger): Promise<OutputOf<O>> {
+  /**
+   * Runs job `index` of the sweep; what its strategy logs carries the run's number (from 1) and
+   * params, so a sweep's lines can be told apart. `range`, what the sweep settled for
+   * `settings` on this cache, spares each run settling it again.
+   */
+  async run<O extends SweepOutput>(settings: SweepSettings, job: SweepJob, index: number, output: O, logger: Logger = silentLogger, range?: ReplayRange): Promise<OutputOf<O>> {
     // Opened by the first run, so that a cache that cannot be opened fails a run like any other error.
     if (!this.cache) {
       const store = SnapshotStore.open(this.db, { readonly: true });
@@ -131,13 +136,14 @@ export class SweepThread {
     }
     let strategy = this.loaded.get(job.file);
     if (!strategy) this.loaded.set(job.file, (strategy = loadStrategyModule(job.file)));
-    const result = await runBacktest({
+    const options: BacktestOptions = {
       ...settings,
       cache: this.cache.store,
       history: this.cache.history,
       strategy: withParams(await strategy, job.file, job.params),
       logger: logger.child({ run: index + 1, params: job.params }),
-    });
+    };
+    const result = await (range ? runBacktestIn(range, options) : runBacktest(options));
     // The report is made here, beside the run: only its text, or its summary, crosses to the caller.
     return outputOf(result, output) as OutputOf<O>;
   }
@@ -230,15 +236,15 @@ export class SweepSession {
     while (this.workers.length < threads - 1) this.workers.push(startWorker(logger));
     const workers = this.workers.slice(0, threads - 1);
     const runs: WorkerRun[] = [];
-    let history: ReturnType<SweepSession['historyFor']> | undefined;
+    let history: NonNullable<SweepSession['history']> | undefined;
     let settled = false;
     try {
-      history = this.historyFor(range);
-      const work: SweepWork = { db: this.o.db, settings, jobs, output, next: next.buffer as SharedArrayBuffer, history: { id: history.id, data: history.shared } };
+      history = await this.historyFor(range, workers);
+      const work: SweepWork = { db: this.o.db, settings, range: range.settled, jobs, output, next: next.buffer as SharedArrayBuffer, history: { id: history.id, data: history.shared } };
       for (const w of workers) runs.push(w.run(work, finished, failed));
       for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
         try {
-          finished(i, await history.thread.run(settings, jobs[i]!, i, output, logger));
+          finished(i, await history.thread.run(settings, jobs[i]!, i, output, logger, range.settled));
         } catch (e) {
           failed(i, e instanceof Error ? e : new Error(String(e)));
         }
@@ -256,13 +262,13 @@ export class SweepSession {
     return results;
   }
 
-  /** The history of `range`, read now unless the last sweep read it. */
-  private historyFor(range: SweepHistory): NonNullable<SweepSession['history']> {
+  /** The history of `range`, read now (in pieces, on this thread and `workers` as they start) unless the last sweep read it. */
+  private async historyFor(range: SweepHistory, workers: readonly PooledWorker[]): Promise<NonNullable<SweepSession['history']>> {
     if (this.history && range.key !== undefined && this.history.key === range.key) return this.history;
     this.releaseHistory();
     // Every thread lets the last range go before this one is read: never two in memory at once.
     for (const w of this.workers) w.forget();
-    const shared = range.read();
+    const shared = await range.read(workers);
     const history = { key: range.key ?? '', id: ++this.histories, shared, thread: new SweepThread(this.o.db, shared) };
     // A range that could not be read is not kept: the runs meet what failed themselves, each time.
     if (range.key !== undefined) this.history = history;
@@ -306,18 +312,22 @@ function defaultThreads(points: number, jobs: number): number {
 
 /**
  * The history every run of a sweep replays (the runs differ in strategy and params, never in
- * range), read on this thread before the runs into memory the threads share. Reading it
- * was about half of a short run, and each thread reading it again for its first run cost a
- * core the time of one read. Kept within an eighth of the machine's memory, and no more than
- * 1 GiB: a 10-index year of hourly points takes about 35 MB, 40 indexes over four years
- * about 570 MB. A larger range is read from the cache by every run, as it would be without this.
+ * range), read before the runs into memory the threads share. Reading it was about half of a
+ * short run, and each thread reading it again for its first run cost a core the time of one
+ * read. It is read in pieces of time, by this thread from the start and by each worker as
+ * soon as its code is loaded: on one thread, the read was a tenth of a 16-run sweep of
+ * 10 indexes x 4 years, with the other core idle. Kept within an eighth of the machine's
+ * memory, and no more than 1 GiB: a 10-index year of hourly points takes about 35 MB, 40
+ * indexes over four years about 570 MB. A larger range is read from the cache by every run,
+ * as it would be without this.
  */
 class SweepHistory {
   /** History points the range holds, over its indexes; 0 when the cache cannot serve it. */
   readonly points: number;
   /** What the range is, narrowed to what the cache holds: two sweeps of one key replay the same history. Undefined when the cache cannot serve it. */
   readonly key: string | undefined;
-  private readonly range: ReturnType<typeof replayRange>['settings'] | undefined;
+  /** The range as every run of the sweep would settle it; undefined when the cache cannot serve it (each run then fails as it would alone). */
+  readonly settled: ReplayRange | undefined;
 
   constructor(
     private readonly db: string,
@@ -328,9 +338,9 @@ class SweepHistory {
     try {
       const store = SnapshotStore.open(db, { readonly: true });
       try {
-        const { settings: range, coverage } = replayRange(store, settings);
-        this.range = range;
-        this.points = coverage.reduce((n, c) => n + c.points, 0);
+        this.settled = replayRange(store, settings);
+        const range = this.settled.settings;
+        this.points = this.settled.coverage.reduce((n, c) => n + c.points, 0);
         this.key = JSON.stringify([range.indexes, range.interval, range.from, range.to]);
       } finally {
         store.close();
@@ -342,15 +352,21 @@ class SweepHistory {
   }
 
   /** What was kept; nothing when the read failed (the runs then read the cache, and meet what failed here themselves). */
-  read(): SharedHistory {
-    if (this.range) {
+  async read(workers: readonly PooledWorker[]): Promise<SharedHistory> {
+    if (this.settled) {
       try {
         const store = SnapshotStore.open(this.db, { readonly: true });
         try {
-          const history = new RecordedHistory(store, Math.min(2 ** 30, Math.floor(totalmem() / 8)));
-          const { indexes, interval, from, to } = this.range;
-          history.keep(indexes, interval, from, to);
-          return history.share();
+          const budgetBytes = Math.min(2 ** 30, Math.floor(totalmem() / 8));
+          const { indexes, interval, from, to } = this.settled.settings;
+          const pieces = splitRange(from, to, INTERVAL_MS[interval], pieceCount(this.points, workers.length + 1)).map(
+            ([from, to]): PieceRead => ({ db: this.db, indexIds: indexes, interval, from, to, budgetBytes }),
+          );
+          const read = await readPieces(pieces, (p) => recordMoments(store, p.indexIds, p.interval, p.from, p.to, p.budgetBytes), workers);
+          if (!read.includes('over budget')) {
+            const history = new RecordedHistory(store, budgetBytes);
+            if (history.keepRead(indexes, interval, from, to, joinRecordings(read as RecordingData[]))) return history.share();
+          }
         } finally {
           store.close();
         }
@@ -358,4 +374,63 @@ class SweepHistory {
     }
     return { moments: [], transitions: [], bytes: 0 };
   }
+}
+
+/** History points per piece, at least: a piece costs a message each way and a block of its own. */
+const PIECE_POINTS = 20_000;
+
+/** Pieces a range is read in: a few per thread, so that a worker that starts late still takes some; one on one thread. */
+export function pieceCount(points: number, threads: number): number {
+  return threads === 1 ? 1 : Math.max(1, Math.min(threads * 4, Math.floor(points / PIECE_POINTS)));
+}
+
+/** [from, to] in `count` closed ranges of whole intervals, in order, that cover it and do not overlap. */
+export function splitRange(from: number, to: number, stepMs: number, count: number): [number, number][] {
+  const steps = Math.floor((to - from) / stepMs) + 1;
+  const size = Math.ceil(steps / count);
+  const pieces: [number, number][] = [];
+  for (let start = from; start <= to; start += size * stepMs) pieces.push([start, Math.min(to, start + size * stepMs - 1)]);
+  return pieces;
+}
+
+/**
+ * Reads `pieces` on this thread, from the first, and on each worker from the moment its code is
+ * loaded, each taking the next piece as soon as it is free; answers them in order. A piece a
+ * worker could not read is read here.
+ */
+async function readPieces<T>(pieces: readonly PieceRead[], readHere: (piece: PieceRead) => T, workers: readonly PooledWorker[]): Promise<(T | Awaited<ReturnType<PooledWorker['read']>>)[]> {
+  const read: (T | Awaited<ReturnType<PooledWorker['read']>>)[] = new Array(pieces.length);
+  let next = 0;
+  const onWorkers = new Set<Promise<void>>();
+  const take = (w: PooledWorker) => {
+    if (next >= pieces.length) return;
+    const k = next++;
+    const reading: Promise<void> = w
+      .read(pieces[k]!)
+      .then(
+        (piece) => {
+          read[k] = piece;
+        },
+        () => {
+          read[k] = readHere(pieces[k]!);
+        },
+      )
+      .finally(() => {
+        onWorkers.delete(reading);
+      });
+    onWorkers.add(reading);
+    void reading.then(
+      () => take(w),
+      () => {},
+    );
+  };
+  for (const w of workers) void w.started.then((started) => started && take(w));
+  while (next < pieces.length) {
+    const k = next++;
+    read[k] = readHere(pieces[k]!);
+    // The workers' messages (started, a piece read) are taken in between.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  while (onWorkers.size > 0) await Promise.race(onWorkers);
+  return read;
 }

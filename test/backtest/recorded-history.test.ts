@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
-import { FEED_START, RecordedHistory } from '../../src/backtest/recorded-history.ts';
+import { FEED_START, RecordedHistory, type RecordingData, joinRecordings, recordMoments } from '../../src/backtest/recorded-history.ts';
+import { pieceCount, splitRange } from '../../src/backtest/sweep.ts';
 import { replayRange } from '../../src/backtest/replay.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
@@ -26,6 +27,45 @@ describe('RecordedHistory', () => {
     expect(part).toEqual(fromCache.slice(0, 10));
     expect(part[0]!.navs).not.toBe(first[0]!.navs);
     store.close();
+  });
+
+  it('read in pieces of time and joined, gives the moments of the whole range, in order, with no piece keeping the spare room of a block', () => {
+    const store = SnapshotStore.open(buildCache(), { readonly: true });
+    const whole = [...store.history.moments(ids, '1h', T0, T0 + 119 * H)];
+    for (const count of [1, 2, 7, 120]) {
+      const pieces = splitRange(T0, T0 + 119 * H, H, count);
+      const read = pieces.map(([from, to]) => recordMoments(store, ids, '1h', from, to, 2 ** 20) as RecordingData);
+      // Trimmed: the blocks hold the values and no more.
+      for (const r of read) expect(r.blocks.reduce((n, b) => n + b.length, 0)).toBe(r.start.at(-1)! + 3 * 3);
+      const history = new RecordedHistory(store, 2 ** 20);
+      expect(history.keepRead(ids, '1h', T0, T0 + 119 * H, joinRecordings(read))).toBe(true);
+      expect([...history.moments(ids, '1h', T0, T0 + 119 * H)]).toEqual(whole);
+      // The status changes were kept beside them: a run reads nothing more.
+      expect(history.share().transitions).toHaveLength(2);
+    }
+    expect(recordMoments(store, ids, '1h', T0, T0 + 119 * H, 1_000)).toBe('over budget');
+    expect(new RecordedHistory(store, 1_000).keepRead(ids, '1h', T0, T0 + 119 * H, recordMoments(store, ids, '1h', T0, T0 + 119 * H, 2 ** 20) as RecordingData)).toBe(false);
+    store.close();
+  });
+
+  it('splits a range into pieces of whole intervals that cover it once, a few per thread and one on one thread', () => {
+    expect(splitRange(0, 9 * H, H, 3)).toEqual([
+      [0, 4 * H - 1],
+      [4 * H, 8 * H - 1],
+      [8 * H, 9 * H],
+    ]);
+    expect(splitRange(0, 9 * H, H, 1)).toEqual([[0, 9 * H]]);
+    // More pieces asked than intervals held: one interval each.
+    expect(splitRange(0, 2 * H, H, 10)).toHaveLength(3);
+    // A range that does not start on the hour is still covered to its last ms.
+    const odd = splitRange(17, 17 + 5 * H + 3, H, 2);
+    expect(odd[0]![0]).toBe(17);
+    expect(odd.at(-1)![1]).toBe(17 + 5 * H + 3);
+    for (let i = 1; i < odd.length; i++) expect(odd[i]![0]).toBe(odd[i - 1]![1] + 1);
+    expect(pieceCount(1_000_000, 1)).toBe(1);
+    expect(pieceCount(1_000, 2)).toBe(1);
+    expect(pieceCount(60_000, 2)).toBe(3);
+    expect(pieceCount(1_000_000, 2)).toBe(8);
   });
 
   it('gives the rebalance status changes the cache gives, parsed once', () => {

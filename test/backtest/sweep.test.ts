@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, renderHtml, reportJson, runBacktest } from '../../src/backtest/index.ts';
-import { SweepSession, runSweep } from '../../src/backtest/sweep.ts';
+import { SweepSession, pieceCount, runSweep } from '../../src/backtest/sweep.ts';
 import { sweepRunner } from '../../src/research/index.ts';
 import { HistoryTables, SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
@@ -43,6 +43,19 @@ describe('sweeps on worker threads', () => {
     const results = await runSweep({ db, settings, jobs, workers: 1 });
     expect(figures).toEqual(results.map((r) => ({ runId: r.runId, params: r.strategy.params, metrics: r.metrics, equity: r.equity, failedEvents: r.parked.count })));
     for (const f of figures) expect(Object.keys(f).sort()).toEqual(['equity', 'failedEvents', 'metrics', 'params', 'runId']);
+  }, 180_000);
+
+  it('reads a long range in pieces on this thread and the workers, and replays the same history: the same reports as one thread', async () => {
+    // 2 x 24,000 points: pieceCount(48,000, 2) = 2 pieces, so a worker that starts in time reads one.
+    const hours = 24_000;
+    expect(pieceCount(2 * hours, 2)).toBeGreaterThan(1);
+    const db = buildCache({ hours });
+    const settings = { indexes: ['x', 'y'], from: T0, to: T0 + (hours - 1) * H };
+    const jobs = [50, 100, 150].map((notionalUsd) => ({ file, params: { notionalUsd } }));
+    const serial = await runSweep({ db, settings, jobs, workers: 1, output: 'report' });
+    const parallel = await runSweep({ db, settings, jobs, workers: 2, output: 'report' });
+    expect(parallel.map((r) => r.json)).toEqual(serial.map((r) => r.json));
+    expect(JSON.parse(serial[0]!.json).events.replayed).toBe(2 * hours + 2);
   }, 180_000);
 
   it('reads the history once, before the runs, however the range was narrowed', async () => {

@@ -11,12 +11,13 @@ export const B = 'B'.repeat(44);
  * Five days of hourly points for index `x` (tokens A and B) and `y` (B only). A rebalance of
  * x is announced at hour 30 and takes effect at hour 60, raising A; A's price doubles at
  * hour 80, so the index value jumps there: a strategy that saw the future would buy before.
+ * `hours` makes a longer history of the same kind.
  */
-export function buildCache(options: { skipHours?: [number, number] } = {}): string {
+export function buildCache(options: { skipHours?: [number, number]; hours?: number } = {}): string {
   const path = tempDbPath('cache.db');
   const store = SnapshotStore.open(path);
   const points = (indexId: string): HistoryPoint[] =>
-    Array.from({ length: 120 }, (_, h) => h)
+    Array.from({ length: options.hours ?? 120 }, (_, h) => h)
       .filter((h) => !options.skipHours || h < options.skipHours[0] || h > options.skipHours[1])
       .map((h) => {
         const pa = h >= 80 ? 20 : 10;

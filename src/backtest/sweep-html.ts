@@ -1,6 +1,6 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { SERIES_COLORS, escapeHtml } from './html.ts';
-import type { BacktestReport, ReportSummary } from './report.ts';
+import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, type ReportSummary } from './report.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
 /** One row of a sweep's comparison: what `sweep.json` holds per run. */
@@ -118,10 +118,14 @@ export const SWEEP_COLUMNS: [key: keyof SweepRow, label: string, format: (v: nev
  * A sweep's column headings, and the warning its runs share (one range for all): when the
  * window is short, CAGR and Sharpe are marked (!) as a single run's table marks them.
  */
-export function sweepHeadings(reports: readonly ReportSummary[]): { labels: string[]; warning: string | undefined } {
+export function sweepHeadings(reports: readonly ReportSummary[]): { labels: string[]; warnings: string[] } {
   const first = reports[0];
-  const warning = first && isShortWindow(first) ? first.warnings[0] : undefined;
-  return { labels: SWEEP_COLUMNS.map(([key, label]) => (warning && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warning };
+  const short = first !== undefined && isShortWindow(first);
+  // Every run of a sweep replays one range: what qualifies one run's figures (a short window, a
+  // range narrowed to the cache, holes run past) qualifies them all, and is said once (trial 38:
+  // a sweep narrowed under --allow-gaps said so in no table and no page).
+  const warnings = first ? [...(short ? [first.warnings[0]!] : []), ...[NARROWED_PREFIX, HOLES_PREFIX].flatMap((prefix) => first.warnings.filter((w) => w.startsWith(prefix)))] : [];
+  return { labels: SWEEP_COLUMNS.map(([key, label]) => (short && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warnings };
 }
 
 /**
@@ -162,7 +166,7 @@ body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse
 <p>${escapeHtml(reports[0]!.settings.from ?? '')} .. ${escapeHtml(reports[0]!.settings.to ?? '')}, indexes ${escapeHtml(reports[0]!.settings.indexes.join(', '))}. Click a heading to sort.</p>
 ${Object.keys(fixed).length === 0 ? '' : `<p id="fixed-params">The same in every run: <code>${escapeHtml(JSON.stringify(fixed))}</code></p>`}
 <table id="runs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>
-${headings.warning === undefined ? '' : `<p id="window-warning">(!) ${escapeHtml(headings.warning)}</p>`}
+${headings.warnings.map((w) => `<p class="range-warning">(!) ${escapeHtml(w)}</p>`).join('\n')}
 <h2>Equity</h2>
 <div id="equity-chart"></div>
 <script>${js}</script>

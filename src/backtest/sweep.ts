@@ -12,6 +12,9 @@ import { RecordedHistory, type RecordingData, type SharedHistory, recordMoments,
 import { type BacktestReport, type ReportSummary, buildReport, reportJson, reportJsonChunks, reportSummary } from './report.ts';
 import { type PieceRead, type PooledWorker, type SweepWork, type WorkerRun, startWorker } from './sweep-pool.ts';
 
+/** What a sweep tells of itself as it goes. */
+type SweepCallbacks = Pick<SweepOptions, 'onRun' | 'onStart'>;
+
 /** What a worker needs for one run: plain data, as it crosses a thread boundary. */
 export type SweepSettings = Omit<BacktestOptions, 'cache' | 'strategy' | 'logger' | 'onProgress' | 'history'>;
 
@@ -36,6 +39,8 @@ export interface SweepOptions {
   logger?: Logger;
   /** Each finished run, in the order they finish. */
   onRun?: (done: number, total: number) => void;
+  /** The threads the sweep runs on, this one included, once it has settled how many (`workers`, or the default's pick). */
+  onStart?: (threads: number) => void;
 }
 
 /** A run's report.json and report.html, made in the thread that ran it. */
@@ -171,7 +176,7 @@ export function runSweep(o: SweepOptions & { output: { dir: string } }): Promise
 export async function runSweep(o: SweepOptions & { output?: SweepOutput }): Promise<SweepRunOutput[]> {
   const session = new SweepSession(o);
   try {
-    return await session.run(o.settings, o.jobs, { output: o.output ?? 'result', onRun: o.onRun });
+    return await session.run(o.settings, o.jobs, { output: o.output ?? 'result', onRun: o.onRun, onStart: o.onStart });
   } finally {
     await session.close();
   }
@@ -196,24 +201,24 @@ export class SweepSession {
     checkOptionRange('workers', o.workers, { min: 1, max: MAX_WORKERS });
   }
 
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result'; onRun?: SweepOptions['onRun'] }): Promise<BacktestResult[]>;
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'figures'; onRun?: SweepOptions['onRun'] }): Promise<RunFigures[]>;
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report'; onRun?: SweepOptions['onRun'] }): Promise<ReportFiles[]>;
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: { dir: string }; onRun?: SweepOptions['onRun'] }): Promise<ReportSummary[]>;
-  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] }): Promise<SweepRunOutput[]>;
-  async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput; onRun?: SweepOptions['onRun'] } = {}): Promise<SweepRunOutput[]> {
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o?: { output?: 'result' } & SweepCallbacks): Promise<BacktestResult[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'figures' } & SweepCallbacks): Promise<RunFigures[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: 'report' } & SweepCallbacks): Promise<ReportFiles[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output: { dir: string } } & SweepCallbacks): Promise<ReportSummary[]>;
+  run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput } & SweepCallbacks): Promise<SweepRunOutput[]>;
+  async run(settings: SweepSettings, jobs: readonly SweepJob[], o: { output?: SweepOutput } & SweepCallbacks = {}): Promise<SweepRunOutput[]> {
     if (this.closed) throw new Error('this SweepSession is closed');
     if (this.busy) throw new Error('a SweepSession runs one sweep at a time');
     this.busy = true;
     try {
-      return await this.sweep(settings, jobs, o.output ?? 'result', o.onRun);
+      return await this.sweep(settings, jobs, o.output ?? 'result', o);
     } finally {
       this.busy = false;
       if (this.closed) this.releaseHistory();
     }
   }
 
-  private async sweep(settings: SweepSettings, jobs: readonly SweepJob[], output: SweepOutput, onRun: SweepOptions['onRun']): Promise<SweepRunOutput[]> {
+  private async sweep(settings: SweepSettings, jobs: readonly SweepJob[], output: SweepOutput, { onRun, onStart }: SweepCallbacks): Promise<SweepRunOutput[]> {
     const total = jobs.length;
     const results: SweepRunOutput[] = new Array(total);
     const errors: { index: number; error: Error }[] = [];
@@ -230,6 +235,7 @@ export class SweepSession {
     };
     const range = new SweepHistory(this.o.db, settings);
     const threads = Math.min(this.o.workers ?? defaultThreads(range.points, total), total);
+    onStart?.(threads);
     const logger = this.o.logger ?? silentLogger;
     // One that died between sweeps is replaced; started first: they load the code while this thread reads the history.
     for (let i = this.workers.length - 1; i >= 0; i--) if (!this.workers[i]!.alive) this.workers.splice(i, 1);

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -28,7 +29,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, escapeRegExp, jsonSyntaxText } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, escapeRegExp, jsonSyntaxText, makeDirectories } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import {
@@ -213,10 +214,13 @@ export function registerBacktestCommand(program: Command): void {
       if (first !== undefined) throw new UsageError(`--params${flags.grid ? ' and --grid' : ''}: runs ${first + 1} and ${i + 1} have the same params, ${text}: give each set once`);
       firstRun.set(text, i);
     }
-    // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
-    prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
+    if (runs.length === 1 && flags.workers !== undefined) logger.warn({ workers: flags.workers }, '--workers sets how many runs of a sweep go at once: a single run ignores it');
+    // An --out this command makes is removed again if it fails before writing to it (trial 38: an empty folder left by a range with no data).
+    const outMade = flags.out !== undefined && !existsSync(flags.out);
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
+      // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
+      prepareOutputDirectory(flags.out ?? join('data', 'backtests'), flags.out === undefined ? undefined : '--out');
       const { held: _held, ...common } = backtestInputs(flags, config, cache, logger, strategy);
       // One point is no run: every figure was 0 or blank, and it exited 0 (trial 34). Refused here, not in the engine: a lookahead check's cut at the first point is one.
       const { settings: replayed } = replayRange(cache, common);
@@ -242,14 +246,16 @@ export function registerBacktestCommand(program: Command): void {
         // soon as it ends (the same bytes as one after another), into --out, or a folder renamed
         // for the sweep once every run id is known.
         const { cache: _cache, logger: _logger, ...settings } = common;
-        const into = flags.out ?? mkdtempSync(join('data', 'backtests', '.sweep-'));
+        // Made as a run's folder is (mkdtemp's are private, 0700: trial 38), and renamed for the sweep at its end.
+        const into = flags.out ?? join('data', 'backtests', `.sweep-${randomBytes(6).toString('hex')}`);
+        makeDirectories(into);
         // As walk-forward and optimize do: each run's info lines (a strategy's alerts, say) are
         // counted, not written (trial 25: 216 lines for 6 runs); the reports keep the alerts.
         const runLogs = manyRunsLogger(config, common.logger, logger);
         let lastProgressAt = Date.now();
         // Ctrl-C says what it kept, as optimize and backfill do (trial 34: exit 130 without a word, the runs in a hidden folder).
         const before = new Set(readdirSync(into));
-        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, before, runs.length, flags.out === undefined));
+        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, before, runs.length, { hidden: flags.out === undefined, made: flags.out === undefined || outMade }));
         try {
           reports = await runSweep({
             db: config.db,
@@ -257,6 +263,8 @@ export function registerBacktestCommand(program: Command): void {
             jobs: runs.map((r) => ({ file: r.file, params: r.params as Record<string, unknown> })),
             workers: flags.workers,
             logger: runLogs.logger,
+            // Said, as the default picks fewer threads than cores for a short sweep (trial 38: nothing told how many).
+            onStart: (threads) => logger.info({ runs: runs.length, threads }, `sweep: ${runs.length} runs on ${threads} thread(s)`),
             onRun: (done, total) => {
               // A line every 5 s and the last, not one per run (trial 26: 24 lines for 8 runs; hundreds for a large grid).
               const now = Date.now();
@@ -290,10 +298,17 @@ export function registerBacktestCommand(program: Command): void {
         failureLine(failed[0]?.events.parked.errors[0] ?? ''),
         flags.allowFailures,
       );
+    } catch (e) {
+      if (outMade) removeIfEmpty(flags.out!);
+      throw e;
     } finally {
       cache.close();
     }
   });
+}
+
+function removeIfEmpty(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
 }
 
 /**
@@ -302,15 +317,16 @@ export function registerBacktestCommand(program: Command): void {
  * one it was gathered in. Only folders the sweep made are looked at: --out may hold others,
  * the user's own. Says so in a line.
  */
-export function keepInterruptedSweep(dir: string, before: ReadonlySet<string>, total: number, hidden: boolean): string {
+export function keepInterruptedSweep(dir: string, before: ReadonlySet<string>, total: number, o: { hidden: boolean; made: boolean }): string {
   const made = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !before.has(e.name));
   for (const run of made.filter((r) => r.name.endsWith(PARTIAL_SUFFIX))) rmSync(join(dir, run.name), { recursive: true, force: true });
   const kept = made.filter((r) => !r.name.endsWith(PARTIAL_SUFFIX));
-  if (hidden && kept.length === 0) {
-    rmSync(dir, { recursive: true, force: true });
+  if (kept.length === 0) {
+    // A folder the sweep made goes with it (trial 38: "0 of 32 runs kept in" an empty --out); one that was there stays.
+    if (o.made) removeIfEmpty(dir);
     return `backtest interrupted: none of the ${total} runs had finished; nothing was kept`;
   }
-  const shown = hidden ? join(dirname(dir), `sweep_interrupted${basename(dir).replace(/^\.sweep/, '')}`) : dir;
+  const shown = o.hidden ? join(dirname(dir), `sweep_interrupted${basename(dir).replace(/^\.sweep/, '')}`) : dir;
   if (shown !== dir) renameSync(dir, shown);
   return `backtest interrupted: ${kept.length} of ${total} runs kept in ${shown} (each run's report.json and report.html); the same command runs them all again`;
 }
@@ -534,7 +550,7 @@ function writeSweep(reports: ReportSummary[], dir: string, json: boolean | undef
   if (json) return `${JSON.stringify(file, null, 1)}\n`;
   const rows = sweptOnly(comparison, file.swept).map((c) => SWEEP_COLUMNS.map(([key, , format]) => format(c[key] as never)));
   const headings = sweepHeadings(reports);
-  return `${formatTable([headings.labels, ...rows])}\n${headings.warning === undefined ? '' : `(!) ${headings.warning}\n`}reports: ${dir}\n`;
+  return `${formatTable([headings.labels, ...rows])}\n${headings.warnings.map((w) => `(!) ${w}\n`).join('')}reports: ${dir}\n`;
 }
 
 /**

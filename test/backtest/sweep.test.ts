@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -328,6 +328,43 @@ describe('indexbot backtest sweep', () => {
     expect(listing()).toEqual([folder]);
   }, 180_000);
 
+  it('says how many threads it runs on and what qualifies every run (a narrowed range), and leaves no --out it made when refused (trial 38)', () => {
+    const db = buildCache();
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-sweep-cwd-'));
+    writeFileSync(join(cwd, 'none.json'), '{}');
+    const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+    const backtest = (args: string[]) =>
+      spawnSync(process.execPath, [bin, 'backtest', '--db', db, '--strategy', file, '--indexes', 'x,y', ...args], {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, INDEXBOT_CONFIG: join(cwd, 'none.json') },
+      });
+    const twoRuns = ['--params', '{}', '--params', '{"notionalUsd":150}'];
+    // Asked from a day before the first cached point: every run is narrowed alike, and the sweep says so once, in its table and on its page.
+    const narrowed = backtest(['--from', '2025-02-28', '--to', '2025-03-05', '--allow-gaps', '--workers', '1', '--out', join(cwd, 'narrowed'), ...twoRuns]);
+    expect(narrowed.status).toBe(0);
+    expect(narrowed.stderr).toContain('sweep: 2 runs on 1 thread(s)');
+    expect(narrowed.stdout).toContain('(!) the cache holds 2025-03-01T00:00 .. 2025-03-05T00:00 of the requested 2025-02-28T00:00 .. 2025-03-05T00:00');
+    expect(readFileSync(join(cwd, 'narrowed', 'sweep.html'), 'utf8')).toContain('<p class="range-warning">(!) the cache holds 2025-03-01T00:00 .. 2025-03-05T00:00 of the requested');
+    // Without --out, the sweep's folder is made as a run's is, not private as a temporary one.
+    expect(backtest(['--from', '2025-03-01', '--to', '2025-03-02', ...twoRuns]).status).toBe(0);
+    const [sweepDir] = readdirSync(join(cwd, 'data', 'backtests'));
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const run = readdirSync(join(cwd, 'data', 'backtests', sweepDir!)).find((d) => d.startsWith('bt_'))!;
+    expect(mode(join(cwd, 'data', 'backtests', sweepDir!))).toBe(mode(join(cwd, 'data', 'backtests', sweepDir!, run)));
+    // Refused for its range: no --out folder is left behind; one that was there stays.
+    const refused = backtest(['--from', '2026-01-01', '--to', '2026-01-05', '--out', join(cwd, 'nothing'), ...twoRuns]);
+    expect(refused.status).toBe(64);
+    expect(refused.stderr).toContain('BACKTEST_NO_DATA');
+    expect(existsSync(join(cwd, 'nothing'))).toBe(false);
+    expect(backtest(['--from', '2026-01-01', '--to', '2026-01-05', '--out', join(cwd, 'narrowed'), ...twoRuns]).status).toBe(64);
+    expect(existsSync(join(cwd, 'narrowed', 'sweep.json'))).toBe(true);
+    // --workers on a single run is said to do nothing there.
+    const single = backtest(['--from', '2025-03-01', '--to', '2025-03-02', '--workers', '2', '--out', join(cwd, 'single')]);
+    expect(single.status).toBe(0);
+    expect(single.stderr).toContain('--workers sets how many runs of a sweep go at once: a single run ignores it');
+  }, 180_000);
+
   it('--workers 2 writes the same report.json files as --workers 1, with sweep.json and a sweep.html that sorts and draws', async () => {
     const db = buildCache();
     const out = mkdtempSync(join(tmpdir(), 'indexbot-sweep-'));
@@ -380,7 +417,7 @@ describe('indexbot backtest sweep', () => {
     const html = readFileSync(join(out, '2', 'sweep.html'), 'utf8');
     expect(html).not.toContain('<script src=');
     expect(html).toContain('<th data-col="3">CAGR (!)</th><th data-col="4">Sharpe (!)</th>');
-    expect(html).toMatch(/<p id="window-warning">\(!\) the window is \d+\.\d days, under 90/);
+    expect(html).toMatch(/<p class="range-warning">\(!\) the window is \d+\.\d days, under 90/);
     if (!existsSync(CHROMIUM)) return;
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });

@@ -13,7 +13,10 @@
  * - a 16-set sweep of rebalance-front-run over 10x1 and over 10x4, on one thread and on one
  *   per core (each in its own process, with its peak RSS), each run's report.json and
  *   report.html made as `backtest --grid` makes them; the summary's speed-up is the lower of
- *   the two. Each is run twice, alternating, and the faster taken. Beside each, for comparison:
+ *   the two. Each is run twice, alternating, and the faster taken. The sweeps run the built
+ *   package (dist/, built first, on plain Node, the strategy's TypeScript through tsx as the
+ *   package loads it), as an installed indexbot runs them: from source, every worker thread
+ *   also compiles the whole of src/ through tsx as it starts. Beside each, for comparison:
  *   as many processes as cores, started at once and sharing nothing, each running its share
  *   of the sets on one thread.
  * - a search as optimize runs it: 16 trials of rebalance-front-run over 10x1, one at a time on
@@ -207,6 +210,8 @@ interface SweepFigures {
  * own, set up alike (the code loaded, nothing run yet): neither gains from what the other warmed.
  */
 async function sweep(path: string, workers: number, indexes: number, years: number, first = 0, count = 16): Promise<SweepFigures> {
+  // The built package's: the child runs without the hook that sends `indexbot` imports to src/, so the strategy's resolve to dist/ too.
+  const { runSweep } = (await import(new URL('../dist/backtest/index.js', import.meta.url).href)) as typeof import('../src/backtest/index.ts');
   const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
   const jobs = Array.from({ length: count }, (_, i) => ({ file, params: { holdHours: 6 + 6 * (first + i) } }));
   const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
@@ -340,15 +345,22 @@ function backtestCommand(path: string, indexes: number, years: number): { second
   }
 }
 
-const CHILD_ARGS = ['--expose-gc', '--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url)];
+/** A child runs this file through tsx; `indexbot` imports go to src/, but in a sweep's child (the built package's, in dist/). */
+const childArgs = (args: string[]) => [
+  '--expose-gc',
+  '--import',
+  args[0] === '--sweep' ? 'tsx' : fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)),
+  fileURLToPath(import.meta.url),
+  ...args,
+];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
 function child<T>(args: string[]): T {
-  return lastLine<T>(execFileSync(process.execPath, [...CHILD_ARGS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+  return lastLine<T>(execFileSync(process.execPath, childArgs(args), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
 }
 
 async function childAsync<T>(args: string[]): Promise<T> {
-  return lastLine<T>((await promisify(execFile)(process.execPath, [...CHILD_ARGS, ...args], { encoding: 'utf8' })).stdout);
+  return lastLine<T>((await promisify(execFile)(process.execPath, childArgs(args), { encoding: 'utf8' })).stdout);
 }
 
 export async function run(): Promise<void> {
@@ -391,7 +403,10 @@ export async function run(): Promise<void> {
       );
       summary.rss_40x4_mib = String(Math.max(Number(summary.rss_40x4_mib ?? 0), Math.round(large.rssMiB)));
     }
-    // In its own process too: the sweep loads the strategy file, whose `indexbot` import resolves to src/ only under the condition the children get.
+    // The package as installed: dist/, compiled as `npm pack` compiles it.
+    execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-p', fileURLToPath(new URL('../tsconfig.build.json', import.meta.url))], {
+      stdio: 'inherit',
+    });
     // Two sizes: short runs (10x1, about half a second each) show what each thread's start
     // and warm-up cost; runs of about two seconds (10x4) show the steady state.
     const workers = availableParallelism();
@@ -417,7 +432,7 @@ export async function run(): Promise<void> {
       const speedup = serial.seconds / parallel.seconds;
       summary.sweep_speedup = Math.min(Number(summary.sweep_speedup ?? Infinity), speedup).toFixed(2);
       console.log(
-        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), each sweep in its own process, the faster of two: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s, peak RSS ${serial.rssMiB.toFixed(0)} MiB), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s, peak RSS ${parallel.rssMiB.toFixed(0)} MiB), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
+        `  sweep of 16 parameter sets (rebalance-front-run, ${indexes}x${years}), the built package, each sweep in its own process, the faster of two: 1 worker ${serial.seconds.toFixed(1)} s (process CPU ${serial.cpuSeconds.toFixed(1)} s, peak RSS ${serial.rssMiB.toFixed(0)} MiB), ${workers} workers ${parallel.seconds.toFixed(1)} s (process CPU ${parallel.cpuSeconds.toFixed(1)} s, peak RSS ${parallel.rssMiB.toFixed(0)} MiB), speed-up ${speedup.toFixed(2)}x; report.json ${same ? 'byte-identical' : 'DIFFERENT'}`,
       );
       console.log(
         `    without threads: ${workers} processes at once, each running ${share} of the sets on one thread, the slowest ${slowestApart.toFixed(1)} s: ${(serial.seconds / slowestApart).toFixed(2)}x the 1-worker sweep`,

@@ -30,8 +30,8 @@ export interface PieceRead {
   budgetBytes: number;
 }
 
-/** What a worker is sent: a sweep's work, a piece of its history to read, or word to let its history go. */
-export type WorkerMessage = SweepWork | { read: PieceRead } | { forget: true };
+/** What a worker is sent: a sweep's work, strategy files to start loading, a piece of its history to read, or word to let its history go. */
+export type WorkerMessage = SweepWork | { load: readonly string[] } | { read: PieceRead } | { forget: true };
 
 /** A line a worker's run logged, for the sweep's logger here: only a worker thread's own writes to standard error could interleave mid-line. */
 export interface LogLine {
@@ -80,6 +80,8 @@ export interface WorkerRun {
 export interface PooledWorker {
   /** True once the worker has loaded its code; false if it died first. */
   readonly started: Promise<boolean>;
+  /** Starts loading strategy files there, for the runs to come. */
+  preload(files: readonly string[]): void;
   /** Reads a piece of a sweep's history; fails if the read failed there or the worker died. One at a time. */
   read(piece: PieceRead): Promise<RecordingData | 'over budget'>;
   run(work: SweepWork, finished: (index: number, result: SweepRunOutput) => void, failed: (index: number, error: Error) => void): WorkerRun;
@@ -145,6 +147,9 @@ export function startWorker(logger: Logger): PooledWorker {
   worker.on('exit', (code) => lost(new Error(`a sweep worker exited (code ${code}) before its runs finished`)));
   return {
     started,
+    preload(files) {
+      if (!dead) worker.postMessage({ load: files } satisfies WorkerMessage);
+    },
     read(piece) {
       if (dead) return Promise.reject(dead);
       if (reading) return Promise.reject(new Error('a sweep worker reads one piece at a time'));

@@ -4,7 +4,7 @@ import { IndexbotError, type Logger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import { recordMoments } from './recorded-history.ts';
 import type { LogLine, PieceRead, WorkerMessage, WorkerReply } from './sweep-pool.ts';
-import { SweepThread } from './sweep.ts';
+import { type StrategyModules, SweepThread, preloadStrategies } from './sweep.ts';
 
 /** Each line goes to the sweep's logger on the main thread, as plain data (what a message can carry). */
 function forwardingLogger(bindings: Record<string, unknown>): Logger {
@@ -26,6 +26,9 @@ function plainData(obj: object): object {
   }
 }
 
+/** The strategy files this thread loaded, for every sweep of its session. */
+const modules: StrategyModules = new Map();
+
 /** The thread of the history the last sweep replayed: the next sweep of the session mostly replays it again. */
 let current: { id: number; thread: SweepThread } | undefined;
 
@@ -43,6 +46,10 @@ function readPiece(p: PieceRead): WorkerReply {
 }
 
 parentPort!.on('message', async (message: WorkerMessage) => {
+  if ('load' in message) {
+    preloadStrategies(modules, message.load);
+    return;
+  }
   if ('read' in message) {
     parentPort!.postMessage(readPiece(message.read));
     return;
@@ -55,7 +62,7 @@ parentPort!.on('message', async (message: WorkerMessage) => {
   const work = message;
   if (current?.id !== work.history.id) {
     current?.thread.close();
-    current = { id: work.history.id, thread: new SweepThread(work.db, work.history.data!) };
+    current = { id: work.history.id, thread: new SweepThread(work.db, work.history.data!, modules) };
   }
   const { thread } = current;
   const next = new Int32Array(work.next);

@@ -190,6 +190,33 @@ describe('sweeps one after another, as a search runs them', () => {
     }
   }, 120_000);
 
+  it('load each strategy file once per thread for all their sweeps, whatever range each replays (walk-forward loaded it again for every window)', async () => {
+    const db = buildCache();
+    const loads = join(mkdtempSync(join(tmpdir(), 'indexbot-loads-')), 'loads');
+    writeFileSync(loads, '');
+    const counts = new URL('../fixtures/backtest/counts-loads.ts', import.meta.url).pathname;
+    const before = process.env.INDEXBOT_TEST_LOADS;
+    process.env.INDEXBOT_TEST_LOADS = loads;
+    const session = new SweepSession({ db, workers: 1 });
+    try {
+      for (const [from, to] of [
+        [T0, T0 + 9 * H],
+        [T0 + 10 * H, T0 + 19 * H],
+        [T0 + 20 * H, T0 + 29 * H],
+      ] as const) {
+        await session.run(
+          { indexes: ['x', 'y'], from, to },
+          [0, 1].map((run) => ({ file: counts, params: { run } })),
+        );
+      }
+      expect(readFileSync(loads, 'utf8')).toBe('loaded\n');
+    } finally {
+      await session.close();
+      if (before === undefined) delete process.env.INDEXBOT_TEST_LOADS;
+      else process.env.INDEXBOT_TEST_LOADS = before;
+    }
+  }, 60_000);
+
   it('keep their worker threads from one call to the next, and start new ones after a failure', async () => {
     const db = buildCache();
     const { logger, lines } = captureLogger();

@@ -67,7 +67,8 @@ class Recording {
     const last = d.shapes[shape];
     if (last?.indexIds !== m.indexIds || last.ends !== m.ends) shape = d.shapes.push({ indexIds: m.indexIds, ends: m.ends }) - 1;
     const length = m.values.length;
-    if (this.used + length > BLOCK_DOUBLES) {
+    // A first moment with no constituents still needs a block to stand in.
+    if (d.blocks.length === 0 || this.used + length > BLOCK_DOUBLES) {
       // Shared memory, so that a sweep's threads replay one copy.
       d.blocks.push(new Float64Array(new SharedArrayBuffer(8 * Math.max(BLOCK_DOUBLES, length))));
       this.used = 0;
@@ -106,17 +107,41 @@ class Recording {
 }
 
 /**
- * The history points of `indexIds` in [from, to], as a {@link RecordedHistory} keeps them:
- * one piece of a range that several threads read at once. 'over budget' as soon as they take
- * more than `budgetBytes`.
+ * What the pieces of one range may take in all, counted in KiB by every thread that reads one
+ * (each piece read apart against the whole budget could hold a multiple of it before the sum
+ * was known).
  */
-export function recordMoments(cache: SnapshotStore, indexIds: readonly string[], interval: string, from: number, to: number, budgetBytes: number): RecordingData | 'over budget' {
+export interface SharedBudget {
+  limitBytes: number;
+  /** KiB taken so far, over the threads: an Int32Array of one over a SharedArrayBuffer. */
+  usedKiB: Int32Array;
+}
+
+export function sharedBudget(limitBytes: number): SharedBudget {
+  return { limitBytes, usedKiB: new Int32Array(new SharedArrayBuffer(4)) };
+}
+
+/** How often a piece's reader adds what it took to the shared count. */
+const BUDGET_STEP_BYTES = 1 << 20;
+
+/**
+ * The history points of `indexIds` in [from, to], as a {@link RecordedHistory} keeps them:
+ * one piece of a range that several threads read at once. 'over budget' as soon as the pieces
+ * read take more than `budget` between them (give a budget of its own to read one range alone).
+ */
+export function recordMoments(cache: SnapshotStore, indexIds: readonly string[], interval: string, from: number, to: number, budget: SharedBudget): RecordingData | 'over budget' {
   const recording = new Recording();
+  let counted = 0;
+  const over = () => {
+    const step = Math.floor((recording.data.bytes - counted) / 1024);
+    counted += step * 1024;
+    return Atomics.add(budget.usedKiB, 0, step) + step > budget.limitBytes / 1024;
+  };
   for (const m of cache.history.moments(indexIds, interval, from, to)) {
     recording.add(m);
-    if (recording.data.bytes > budgetBytes) return 'over budget';
+    if (recording.data.bytes - counted >= BUDGET_STEP_BYTES && over()) return 'over budget';
   }
-  return recording.trim();
+  return over() ? 'over budget' : recording.trim();
 }
 
 /** Pieces of one range read apart ({@link recordMoments}), in time order, as one recording: the blocks are shared, not copied. */

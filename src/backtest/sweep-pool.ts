@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type ErrorCode, type ErrorKind, IndexbotError, type Logger } from '../core/index.ts';
-import type { RecordingData, SharedHistory } from './recorded-history.ts';
+import type { RecordingData, SharedBudget, SharedHistory } from './recorded-history.ts';
 import type { ReplayRange } from './replay.ts';
 import type { SweepJob, SweepOutput, SweepRunOutput, SweepSettings } from './sweep.ts';
 
@@ -27,7 +27,8 @@ export interface PieceRead {
   interval: string;
   from: number;
   to: number;
-  budgetBytes: number;
+  /** What the whole range may take, shared by the threads reading its pieces. */
+  budget: SharedBudget;
 }
 
 /** What a worker is sent: a sweep's work, strategy files to start loading, a piece of its history to read, or word to let its history go. */
@@ -161,6 +162,11 @@ export function startWorker(logger: Logger): PooledWorker {
       });
     },
     run(work, finished, failed) {
+      // Died since the session last looked (while the history was read, say): the sweep fails as if it had died in a run, never waiting on it.
+      if (dead) {
+        failed(Number.MAX_SAFE_INTEGER, dead);
+        return { done: Promise.resolve(), failedOnce: Promise.resolve() };
+      }
       let run!: NonNullable<typeof current>;
       const done = new Promise<void>((resolve) => {
         run = { finished, failed, done: resolve, failedOnce: () => {} };

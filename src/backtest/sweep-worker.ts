@@ -36,7 +36,7 @@ function readPiece(p: PieceRead): WorkerReply {
   try {
     const cache = SnapshotStore.open(p.db, { readonly: true });
     try {
-      return { piece: recordMoments(cache, p.indexIds, p.interval, p.from, p.to, p.budgetBytes) };
+      return { piece: recordMoments(cache, p.indexIds, p.interval, p.from, p.to, p.budget) };
     } finally {
       cache.close();
     }

@@ -3,12 +3,12 @@ import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { type Logger, checkOptionRange, makeDirectories, silentLogger } from '../core/index.ts';
 import { SnapshotStore } from '../store/index.ts';
-import { type Strategy, loadStrategyModule, withParams } from '../strategy/index.ts';
+import { type Strategy, loadStrategyModule, strategySourceHash, withParams } from '../strategy/index.ts';
 import { renderHtml } from './html.ts';
 import type { EquityPoint, StrategyMetrics } from './metrics.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
 import { type BacktestOptions, type BacktestResult, type ReplayRange, replayRange, runBacktest, runBacktestIn } from './replay.ts';
-import { RecordedHistory, type RecordingData, type SharedHistory, recordMoments, joinRecordings } from './recorded-history.ts';
+import { RecordedHistory, type RecordingData, type SharedHistory, joinRecordings, recordMoments, sharedBudget } from './recorded-history.ts';
 import { type BacktestReport, type ReportSummary, buildReport, reportJson, reportJsonChunks, reportSummary } from './report.ts';
 import { type PieceRead, type PooledWorker, type SweepWork, type WorkerRun, startWorker } from './sweep-pool.ts';
 
@@ -139,8 +139,7 @@ export class SweepThread {
       const store = SnapshotStore.open(this.db, { readonly: true });
       this.cache = { store, history: RecordedHistory.fromShared(store, this.history) };
     }
-    preloadStrategies(this.modules, [job.file]);
-    const strategy = this.modules.get(job.file)!;
+    const strategy = strategyModule(this.modules, job.file);
     const options: BacktestOptions = {
       ...settings,
       cache: this.cache.store,
@@ -158,7 +157,7 @@ export class SweepThread {
   }
 }
 
-/** The strategy files a thread has loaded (or is loading), each once for all the sweeps of its session. */
+/** The strategy files a thread has loaded (or is loading), each once for all the sweeps of its session, by file and source hash. */
 export type StrategyModules = Map<string, Promise<Strategy>>;
 
 /**
@@ -167,13 +166,31 @@ export type StrategyModules = Map<string, Promise<Strategy>>;
  * second, on each thread). A file that fails to load fails the runs that need it, when they do.
  */
 export function preloadStrategies(modules: StrategyModules, files: readonly string[]): void {
-  for (const file of files) {
-    if (modules.has(file)) continue;
-    const loading = loadStrategyModule(file);
-    // Awaited by the runs; a failure is theirs to report, not an unhandled rejection before them.
-    loading.catch(() => {});
-    modules.set(file, loading);
+  for (const file of files) void strategyModule(modules, file);
+}
+
+/**
+ * The strategy in `file` as its source is now: loaded once while it stays the same. A file
+ * changed between two sweeps of a session is loaded anew, so a run runs the code its report's
+ * source hash names; one that failed to load is tried again by the next sweep (fixed, maybe).
+ */
+function strategyModule(modules: StrategyModules, file: string): Promise<Strategy> {
+  let source: string;
+  try {
+    source = strategySourceHash(file);
+  } catch {
+    // Unreadable: the load says why, as without this.
+    source = '';
   }
+  const key = `${file}\n${source}`;
+  let loading = modules.get(key);
+  if (!loading) {
+    loading = loadStrategyModule(file);
+    // Awaited by the runs, whose failure it is: not an unhandled rejection before them.
+    loading.catch(() => modules.delete(key));
+    modules.set(key, loading);
+  }
+  return loading;
 }
 
 /**
@@ -268,6 +285,8 @@ export class SweepSession {
     let settled = false;
     try {
       history = await this.historyFor(range, workers);
+      // Closed while the history was read: its workers are gone, and no run starts.
+      if (this.closed) throw new Error('the sweep was stopped before its runs finished');
       const work: SweepWork = { db: this.o.db, settings, range: range.settled, jobs, output, next: next.buffer as SharedArrayBuffer, history: { id: history.id, data: history.shared } };
       for (const w of workers) runs.push(w.run(work, finished, failed));
       for (let i = Atomics.add(next, 0, 1); i < total; i = Atomics.add(next, 0, 1)) {
@@ -386,11 +405,12 @@ class SweepHistory {
         const store = SnapshotStore.open(this.db, { readonly: true });
         try {
           const budgetBytes = Math.min(2 ** 30, Math.floor(totalmem() / 8));
+          const budget = sharedBudget(budgetBytes);
           const { indexes, interval, from, to } = this.settled.settings;
           const pieces = splitRange(from, to, INTERVAL_MS[interval], pieceCount(this.points, workers.length + 1)).map(
-            ([from, to]): PieceRead => ({ db: this.db, indexIds: indexes, interval, from, to, budgetBytes }),
+            ([from, to]): PieceRead => ({ db: this.db, indexIds: indexes, interval, from, to, budget }),
           );
-          const read = await readPieces(pieces, (p) => recordMoments(store, p.indexIds, p.interval, p.from, p.to, p.budgetBytes), workers);
+          const read = await readPieces(pieces, (p) => recordMoments(store, p.indexIds, p.interval, p.from, p.to, p.budget), workers);
           if (!read.includes('over budget')) {
             const history = new RecordedHistory(store, budgetBytes);
             if (history.keepRead(indexes, interval, from, to, joinRecordings(read as RecordingData[]))) return history.share();
@@ -421,44 +441,54 @@ export function splitRange(from: number, to: number, stepMs: number, count: numb
   return pieces;
 }
 
+/** A piece read: its moments, or 'over budget' when the range passed what it may take. */
+type PieceData = RecordingData | 'over budget';
+
 /**
  * Reads `pieces` on this thread, from the first, and on each worker from the moment its code is
  * loaded, each taking the next piece as soon as it is free; answers them in order. A piece a
- * worker could not read is read here.
+ * worker could not read (it failed there, or died) is read here. Once a piece is over budget,
+ * or a read here failed, no piece is handed out any more; what is in flight on the workers is
+ * waited for, so that no read goes on past the sweep's start.
  */
-async function readPieces<T>(pieces: readonly PieceRead[], readHere: (piece: PieceRead) => T, workers: readonly PooledWorker[]): Promise<(T | Awaited<ReturnType<PooledWorker['read']>>)[]> {
-  const read: (T | Awaited<ReturnType<PooledWorker['read']>>)[] = new Array(pieces.length);
+export async function readPieces(pieces: readonly PieceRead[], readHere: (piece: PieceRead) => PieceData, workers: readonly Pick<PooledWorker, 'started' | 'read'>[]): Promise<PieceData[]> {
+  const read: PieceData[] = new Array(pieces.length);
   let next = 0;
+  const got = (k: number, piece: PieceData) => {
+    read[k] = piece;
+    if (piece === 'over budget') next = pieces.length;
+  };
   const onWorkers = new Set<Promise<void>>();
-  const take = (w: PooledWorker) => {
+  const take = (w: Pick<PooledWorker, 'read'>) => {
     if (next >= pieces.length) return;
     const k = next++;
     const reading: Promise<void> = w
       .read(pieces[k]!)
       .then(
         (piece) => {
-          read[k] = piece;
+          got(k, piece);
+          take(w);
         },
-        () => {
-          read[k] = readHere(pieces[k]!);
-        },
+        // It failed there, or died: read here, and it takes no more.
+        () => got(k, readHere(pieces[k]!)),
       )
-      .finally(() => {
-        onWorkers.delete(reading);
-      });
+      .finally(() => onWorkers.delete(reading));
     onWorkers.add(reading);
-    void reading.then(
-      () => take(w),
-      () => {},
-    );
   };
   for (const w of workers) void w.started.then((started) => started && take(w));
-  while (next < pieces.length) {
-    const k = next++;
-    read[k] = readHere(pieces[k]!);
-    // The workers' messages (started, a piece read) are taken in between.
-    await new Promise((resolve) => setImmediate(resolve));
+  try {
+    while (next < pieces.length) {
+      const k = next++;
+      got(k, readHere(pieces[k]!));
+      // The workers' messages (started, a piece read) are taken in between.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    // Also after a failure here: the workers' reads end before the caller goes on.
+    next = pieces.length;
+    while (onWorkers.size > 0) await Promise.race(onWorkers).catch(() => {});
   }
-  while (onWorkers.size > 0) await Promise.race(onWorkers);
+  // Over budget, the rest was not read. Otherwise every piece was: one a worker failed and this thread could not read either fails the read.
+  if (!read.includes('over budget') && read.some((piece) => piece === undefined)) throw new Error('a piece of the history could not be read');
   return read;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -307,8 +307,11 @@ export function registerBacktestCommand(program: Command): void {
   });
 }
 
+/** rmdir, which removes nothing but an empty folder, whatever raced in between. */
 function removeIfEmpty(dir: string): void {
-  if (existsSync(dir) && readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
+  try {
+    rmdirSync(dir);
+  } catch {}
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, reportJson, runBacktest } from '../../src/backtest/index.ts';
-import { FEED_START, RecordedHistory, type RecordingData, joinRecordings, recordMoments } from '../../src/backtest/recorded-history.ts';
+import { FEED_START, RecordedHistory, type RecordingData, joinRecordings, recordMoments, sharedBudget } from '../../src/backtest/recorded-history.ts';
 import { pieceCount, splitRange } from '../../src/backtest/sweep.ts';
 import { replayRange } from '../../src/backtest/replay.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
@@ -34,7 +34,7 @@ describe('RecordedHistory', () => {
     const whole = [...store.history.moments(ids, '1h', T0, T0 + 119 * H)];
     for (const count of [1, 2, 7, 120]) {
       const pieces = splitRange(T0, T0 + 119 * H, H, count);
-      const read = pieces.map(([from, to]) => recordMoments(store, ids, '1h', from, to, 2 ** 20) as RecordingData);
+      const read = pieces.map(([from, to]) => recordMoments(store, ids, '1h', from, to, sharedBudget(2 ** 20)) as RecordingData);
       // Trimmed: the blocks hold the values and no more.
       for (const r of read) expect(r.blocks.reduce((n, b) => n + b.length, 0)).toBe(r.start.at(-1)! + 3 * 3);
       const history = new RecordedHistory(store, 2 ** 20);
@@ -43,8 +43,13 @@ describe('RecordedHistory', () => {
       // The status changes were kept beside them: a run reads nothing more.
       expect(history.share().transitions).toHaveLength(2);
     }
-    expect(recordMoments(store, ids, '1h', T0, T0 + 119 * H, 1_000)).toBe('over budget');
-    expect(new RecordedHistory(store, 1_000).keepRead(ids, '1h', T0, T0 + 119 * H, recordMoments(store, ids, '1h', T0, T0 + 119 * H, 2 ** 20) as RecordingData)).toBe(false);
+    expect(recordMoments(store, ids, '1h', T0, T0 + 119 * H, sharedBudget(1_000))).toBe('over budget');
+    // The budget is the range's: pieces read against one budget are over it together, though each alone is not.
+    const shared = sharedBudget(12_000);
+    expect(recordMoments(store, ids, '1h', T0, T0 + 59 * H, shared)).not.toBe('over budget');
+    expect(recordMoments(store, ids, '1h', T0 + 60 * H, T0 + 119 * H, shared)).toBe('over budget');
+    expect(recordMoments(store, ids, '1h', T0 + 60 * H, T0 + 119 * H, sharedBudget(12_000))).not.toBe('over budget');
+    expect(new RecordedHistory(store, 1_000).keepRead(ids, '1h', T0, T0 + 119 * H, recordMoments(store, ids, '1h', T0, T0 + 119 * H, sharedBudget(2 ** 20)) as RecordingData)).toBe(false);
     store.close();
   });
 

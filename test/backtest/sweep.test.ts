@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, renderHtml, reportJson, runBacktest } from '../../src/backtest/index.ts';
-import { SweepSession, pieceCount, runSweep } from '../../src/backtest/sweep.ts';
+import { SweepSession, pieceCount, readPieces, runSweep } from '../../src/backtest/sweep.ts';
+import type { PieceRead } from '../../src/backtest/sweep-pool.ts';
+import { type RecordingData, sharedBudget } from '../../src/backtest/recorded-history.ts';
 import { sweepRunner } from '../../src/research/index.ts';
 import { HistoryTables, SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategy } from '../../src/strategy/index.ts';
@@ -190,31 +192,59 @@ describe('sweeps one after another, as a search runs them', () => {
     }
   }, 120_000);
 
-  it('load each strategy file once per thread for all their sweeps, whatever range each replays (walk-forward loaded it again for every window)', async () => {
+  it('load each strategy file once per thread for all their sweeps, whatever range each replays (walk-forward loaded it again for every window), and anew once it changed', async () => {
     const db = buildCache();
-    const loads = join(mkdtempSync(join(tmpdir(), 'indexbot-loads-')), 'loads');
+    const dir = mkdtempSync(join(tmpdir(), 'indexbot-loads-'));
+    const loads = join(dir, 'loads');
     writeFileSync(loads, '');
-    const counts = new URL('../fixtures/backtest/counts-loads.ts', import.meta.url).pathname;
+    // A copy to change, in the checkout: a strategy imports `indexbot` from a project that has it.
+    const counts = new URL(`../fixtures/backtest/counts-loads-${basename(dir)}.ts`, import.meta.url).pathname;
+    writeFileSync(counts, readFileSync(new URL('../fixtures/backtest/counts-loads.ts', import.meta.url), 'utf8'));
     const before = process.env.INDEXBOT_TEST_LOADS;
     process.env.INDEXBOT_TEST_LOADS = loads;
-    const session = new SweepSession({ db, workers: 1 });
+    const session = new SweepSession({ db, workers: 2 });
+    const sweep = (from: number) =>
+      session.run(
+        { indexes: ['x', 'y'], from, to: from + 9 * H },
+        [0, 1].map((run) => ({ file: counts, params: { run } })),
+      );
     try {
-      for (const [from, to] of [
-        [T0, T0 + 9 * H],
-        [T0 + 10 * H, T0 + 19 * H],
-        [T0 + 20 * H, T0 + 29 * H],
-      ] as const) {
-        await session.run(
-          { indexes: ['x', 'y'], from, to },
-          [0, 1].map((run) => ({ file: counts, params: { run } })),
-        );
-      }
-      expect(readFileSync(loads, 'utf8')).toBe('loaded\n');
+      const [first] = await sweep(T0);
+      await sweep(T0 + 10 * H);
+      await sweep(T0 + 20 * H);
+      // This thread and the worker, once each.
+      expect(readFileSync(loads, 'utf8')).toBe('loaded\n'.repeat(2));
+      // Changed: the next sweep runs the new code on both threads, as its reports' source hash says.
+      writeFileSync(counts, `${readFileSync(counts, 'utf8')}\n// changed\n`);
+      const [changed] = await sweep(T0 + 30 * H);
+      expect(readFileSync(loads, 'utf8')).toBe('loaded\n'.repeat(4));
+      expect(changed!.strategy.sourceHash).not.toBe(first!.strategy.sourceHash);
     } finally {
       await session.close();
+      rmSync(counts, { force: true });
       if (before === undefined) delete process.env.INDEXBOT_TEST_LOADS;
       else process.env.INDEXBOT_TEST_LOADS = before;
     }
+  }, 60_000);
+
+  it('a session closed while the history is read fails that sweep, never leaving it waiting on its workers (the review)', async () => {
+    const hours = 24_000;
+    const db = buildCache({ hours });
+    const session = new SweepSession({ db, workers: 2 });
+    const sweep = session.run(
+      { indexes: ['x', 'y'], from: T0, to: T0 + (hours - 1) * H },
+      [50, 100, 150].map((notionalUsd) => ({ file, params: { notionalUsd } })),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await session.close();
+    const outcome = await Promise.race([
+      sweep.then(
+        () => 'resolved',
+        (e: Error) => e.message,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 20_000)),
+    ]);
+    expect(outcome).toBe('the sweep was stopped before its runs finished');
   }, 60_000);
 
   it('keep their worker threads from one call to the next, and start new ones after a failure', async () => {
@@ -323,6 +353,73 @@ describe('sweeps one after another, as a search runs them', () => {
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('4 runs');
   }, 90_000);
+});
+
+describe('a sweep history read in pieces (readPieces)', () => {
+  const pieces: PieceRead[] = [0, 1, 2, 3, 4, 5].map((k) => ({ db: 'x', indexIds: ['x'], interval: '1h', from: k, to: k, budget: sharedBudget(1) }));
+  const data = (k: number, by: string) => ({ ts: [k], by }) as unknown as RecordingData;
+  const by = (read: unknown[]) => read.map((r) => (r as { by: string }).by);
+  /** A worker that starts when `started` settles and answers each read as `answer` does. */
+  const fakeWorker = (started: Promise<boolean>, answer: (p: PieceRead) => Promise<RecordingData>) => {
+    const asked: number[] = [];
+    return {
+      asked,
+      started,
+      read: (p: PieceRead) => {
+        asked.push(p.from);
+        return answer(p);
+      },
+    };
+  };
+  const later = <T>(value: T, ms = 5) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+
+  it('reads every piece once, in order, here and on the workers that start in time', async () => {
+    const w = fakeWorker(Promise.resolve(true), (p) => later(data(p.from, 'worker'), 30));
+    const read = await readPieces(pieces, (p) => data(p.from, 'here'), [w]);
+    expect(read.map((r) => (r as unknown as { ts: number[] }).ts[0])).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(by(read).filter((b) => b === 'worker')).toHaveLength(w.asked.length);
+    expect(w.asked.length).toBeGreaterThan(0);
+  });
+
+  it('does not wait for a worker that never starts, or that died first', async () => {
+    const never = fakeWorker(new Promise<boolean>(() => {}), () => Promise.reject(new Error('not asked')));
+    const dead = fakeWorker(Promise.resolve(false), () => Promise.reject(new Error('not asked')));
+    expect(by(await readPieces(pieces, (p) => data(p.from, 'here'), [never, dead]))).toEqual(Array(6).fill('here'));
+    expect([...never.asked, ...dead.asked]).toEqual([]);
+  });
+
+  it('reads here a piece a worker failed, and gives that worker no more', async () => {
+    const failing = fakeWorker(Promise.resolve(true), () => later(undefined, 5).then(() => Promise.reject(new Error('worker died'))));
+    const read = await readPieces(pieces, (p) => data(p.from, 'here'), [failing]);
+    expect(by(read)).toEqual(Array(6).fill('here'));
+    expect(failing.asked).toHaveLength(1);
+  });
+
+  it('hands out no piece once one is over budget, nor after a read here failed, and waits for the reads in flight', async () => {
+    const slow = fakeWorker(Promise.resolve(true), (p) => later(data(p.from, 'worker'), 50));
+    const over = await readPieces(pieces, (p) => (p.from === 0 ? 'over budget' : data(p.from, 'here')), [slow]);
+    expect(over[0]).toBe('over budget');
+    expect(over.filter((r) => r !== undefined).length).toBeLessThan(6);
+    let inFlight = 0;
+    const counted = fakeWorker(Promise.resolve(true), (p) => {
+      inFlight++;
+      return later(data(p.from, 'worker'), 50).finally(() => inFlight--);
+    });
+    let calls = 0;
+    const failed = await readPieces(
+      pieces,
+      (p) => {
+        if (++calls === 2) throw new Error('disk error');
+        return data(p.from, 'here');
+      },
+      [counted],
+    ).catch((e: Error) => e.message);
+    expect(failed).toBe('disk error');
+    expect(inFlight).toBe(0);
+    const asked = counted.asked.length;
+    await later(undefined, 100);
+    expect(counted.asked).toHaveLength(asked);
+  });
 });
 
 describe('indexbot backtest sweep', () => {

@@ -205,30 +205,6 @@ interface SweepFigures {
 }
 
 /**
- * Sets `first` to `first + count - 1` of a sweep of 16 parameter sets of rebalance-front-run on
- * `indexes` x `years`, on `workers` threads. Serial and parallel each run in a process of their
- * own, set up alike (the code loaded, nothing run yet): neither gains from what the other warmed.
- */
-async function sweep(path: string, workers: number, indexes: number, years: number, first = 0, count = 16): Promise<SweepFigures> {
-  // The built package's: the child runs without the hook that sends `indexbot` imports to src/, so the strategy's resolve to dist/ too.
-  const { runSweep } = (await import(new URL('../dist/backtest/index.js', import.meta.url).href)) as typeof import('../src/backtest/index.ts');
-  const file = fileURLToPath(new URL('../strategies/rebalance-front-run.ts', import.meta.url));
-  const jobs = Array.from({ length: count }, (_, i) => ({ file, params: { holdHours: 6 + 6 * (first + i) } }));
-  const settings = { indexes: indexesOf(indexes), from: FROM, to: endOf(years), cash: 1e6 };
-  const t = performance.now();
-  const cpu0 = process.cpuUsage();
-  // As `backtest --grid` runs it: report.json and report.html made in the thread that ran the job.
-  const reports = await runSweep({ db: path, settings, jobs, workers, output: 'report' });
-  const cpu = process.cpuUsage(cpu0);
-  return {
-    seconds: (performance.now() - t) / 1000,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    reports: reports.map((r) => createHash('sha256').update(r.json).digest('hex')),
-    rssMiB: process.resourceUsage().maxRSS / 1024,
-  };
-}
-
-/**
  * 16 trials of rebalance-front-run over `indexes` x `years`, `batch` at a time as optimize
  * proposes them, on `workers` threads: through one session, or a new sweep for each batch.
  */
@@ -345,14 +321,15 @@ function backtestCommand(path: string, indexes: number, years: number): { second
   }
 }
 
-/** A child runs this file through tsx; `indexbot` imports go to src/, but in a sweep's child (the built package's, in dist/). */
-const childArgs = (args: string[]) => [
-  '--expose-gc',
-  '--import',
-  args[0] === '--sweep' ? 'tsx' : fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)),
-  fileURLToPath(import.meta.url),
-  ...args,
-];
+/**
+ * A child runs this file through tsx, `indexbot` imports going to src/; a sweep's child runs
+ * backtest-sweep.mjs (16 parameter sets, `first` to `first + count - 1`, on the built package)
+ * on plain Node. Serial and parallel each run in a process of their own, set up alike.
+ */
+const childArgs = ([mode, ...args]: string[]) =>
+  mode === '--sweep'
+    ? [fileURLToPath(new URL('./backtest-sweep.mjs', import.meta.url)), args[0]!, args[1]!, args[2] ?? '10', args[3] ?? '1', args[4] ?? '0', args[5] ?? '16']
+    : ['--expose-gc', '--import', fileURLToPath(new URL('../scripts/register-source-imports.mjs', import.meta.url)), fileURLToPath(import.meta.url), mode!, ...args];
 const lastLine = <T>(out: string) => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
 function child<T>(args: string[]): T {
@@ -480,7 +457,6 @@ else if (import.meta.url === `file://${process.argv[1]}`) {
     buildCache(path!);
     console.log('{}');
   } else if (mode === '--bare') console.log(JSON.stringify(bare(path!, Number(rest[0]), Number(rest[1]))));
-  else if (mode === '--sweep') console.log(JSON.stringify(await sweep(path!, Number(rest[0]), Number(rest[1] ?? 10), Number(rest[2] ?? 1), Number(rest[3] ?? 0), Number(rest[4] ?? 16))));
   else if (mode === '--warm') console.log(JSON.stringify(await warmThreads(path!, Number(rest[0]), Number(rest[1]))));
   else if (mode === '--search') console.log(JSON.stringify(await search(path!, rest[0] as 'session' | 'fresh', Number(rest[1]), Number(rest[2]), Number(rest[3]), Number(rest[4]))));
   else if (mode === '--run') console.log(JSON.stringify(await runOnce(path!, rest[0]!, Number(rest[1]), Number(rest[2]))));

@@ -231,19 +231,19 @@ describe('sweeps one after another, as a search runs them', () => {
     const hours = 24_000;
     const db = buildCache({ hours });
     const session = new SweepSession({ db, workers: 2 });
-    const sweep = session.run(
-      { indexes: ['x', 'y'], from: T0, to: T0 + (hours - 1) * H },
-      [50, 100, 150].map((notionalUsd) => ({ file, params: { notionalUsd } })),
-    );
-    await new Promise((resolve) => setImmediate(resolve));
-    await session.close();
-    const outcome = await Promise.race([
-      sweep.then(
+    // Its outcome taken from the start: it fails while close() is awaited.
+    const sweep = session
+      .run(
+        { indexes: ['x', 'y'], from: T0, to: T0 + (hours - 1) * H },
+        [50, 100, 150].map((notionalUsd) => ({ file, params: { notionalUsd } })),
+      )
+      .then(
         () => 'resolved',
         (e: Error) => e.message,
-      ),
-      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 20_000)),
-    ]);
+      );
+    await new Promise((resolve) => setImmediate(resolve));
+    await session.close();
+    const outcome = await Promise.race([sweep, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 20_000))]);
     expect(outcome).toBe('the sweep was stopped before its runs finished');
   }, 60_000);
 

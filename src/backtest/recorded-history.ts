@@ -214,7 +214,11 @@ export class RecordedHistory implements HistorySource {
     return this.keepTransitions(indexIds, from, to);
   }
 
-  /** Keeps what {@link keep} does, the history points read already (in pieces, on other threads); says whether all was kept. */
+  /**
+   * Keeps what {@link keep} does, the history points read already (in pieces, on other
+   * threads); says whether all was kept. A sweep's own: its data's layout is not a public one.
+   * @internal
+   */
   keepRead(indexIds: readonly string[], interval: string, from: number, to: number, points: RecordingData): boolean {
     const key = momentsKey(indexIds, interval, from, to);
     if (this.usedBytes + points.bytes > this.budgetBytes) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -216,7 +216,7 @@ export function registerBacktestCommand(program: Command): void {
     }
     if (runs.length === 1 && flags.workers !== undefined) logger.warn({ workers: flags.workers }, '--workers sets how many runs of a sweep go at once: a single run ignores it');
     // An --out this command makes is removed again if it fails before writing to it (trial 38: an empty folder left by a range with no data).
-    const outMade = flags.out !== undefined && !existsSync(flags.out);
+    const outMade = flags.out === undefined ? undefined : missingFolders(flags.out);
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
@@ -255,7 +255,7 @@ export function registerBacktestCommand(program: Command): void {
         let lastProgressAt = Date.now();
         // Ctrl-C says what it kept, as optimize and backfill do (trial 34: exit 130 without a word, the runs in a hidden folder).
         const before = new Set(readdirSync(into));
-        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, before, runs.length, { hidden: flags.out === undefined, made: flags.out === undefined || outMade }));
+        const stopListening = exitOnInterrupt(() => keepInterruptedSweep(into, before, runs.length, { hidden: flags.out === undefined, made: flags.out === undefined || outMade!.length > 0 }));
         try {
           reports = await runSweep({
             db: config.db,
@@ -299,12 +299,20 @@ export function registerBacktestCommand(program: Command): void {
         flags.allowFailures,
       );
     } catch (e) {
-      if (outMade) removeIfEmpty(flags.out!);
+      // Its parents too, if it made them (--out a/b/c): the deepest first, each only while empty.
+      for (const dir of outMade ?? []) removeIfEmpty(dir);
       throw e;
     } finally {
       cache.close();
     }
   });
+}
+
+/** `dir` and those of its parents that do not exist yet, the deepest first: what making it makes. */
+function missingFolders(dir: string): string[] {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
+  return missing;
 }
 
 /** rmdir, which removes nothing but an empty folder, whatever raced in between. */

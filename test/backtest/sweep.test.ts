@@ -476,8 +476,8 @@ describe('indexbot backtest sweep', () => {
     const mode = (path: string) => statSync(path).mode & 0o777;
     const run = readdirSync(join(cwd, 'data', 'backtests', sweepDir!)).find((d) => d.startsWith('bt_'))!;
     expect(mode(join(cwd, 'data', 'backtests', sweepDir!))).toBe(mode(join(cwd, 'data', 'backtests', sweepDir!, run)));
-    // Refused for its range: no --out folder is left behind; one that was there stays.
-    const refused = backtest(['--from', '2026-01-01', '--to', '2026-01-05', '--out', join(cwd, 'nothing'), ...twoRuns]);
+    // Refused for its range: no --out folder is left behind, nor the parents it made; one that was there stays.
+    const refused = backtest(['--from', '2026-01-01', '--to', '2026-01-05', '--out', join(cwd, 'nothing', 'deeper', 'out'), ...twoRuns]);
     expect(refused.status).toBe(64);
     expect(refused.stderr).toContain('BACKTEST_NO_DATA');
     expect(existsSync(join(cwd, 'nothing'))).toBe(false);

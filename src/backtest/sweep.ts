@@ -345,12 +345,14 @@ export class SweepSession {
 /**
  * Items (history points, over all the runs) a thread should have to replay for starting it
  * to pay off. A worker loads the code and warms V8's compiler up on its own, and the threads
- * contend while they warm up: in bench/backtest.ts on 2 cores, 8 runs of 10 indexes x 1 year
- * (0.7 million items) took 2.9-3.1 s on one thread and 3.1 s on two; 16 of them (1.4 million)
- * 3.8 s and 3.2 s; 16 of 10 x 4 years (5.7 million) 14.0 s and 9.2 s, as long as two
- * processes each running 8 of them at once.
+ * contend while they warm up. On 2 cores, from the built package: 8 runs of 10 indexes x
+ * 1 year (0.7 million items) took as long on two threads as on one; a trial's 16 runs of
+ * 4 indexes over 21 months (1.0 million) 3.2 s on one and 4.5 s on two; 16 of 10 x 1
+ * (1.4 million) 0.99-1.21x faster on two, in three bench runs; the trial's 16 of 8 indexes
+ * (1.9 million) 1.29x; 16 of 10 x 4 years (5.7 million) 1.48-1.51x. Two threads from
+ * 1.5 million items on: where the one measure below it lost, and the ones above gained.
  */
-export const ITEMS_PER_THREAD = 1_500_000;
+export const ITEMS_PER_THREAD = 750_000;
 
 /** One thread per core, but none with less than ITEMS_PER_THREAD to do: two threads made a short sweep slower than one. */
 function defaultThreads(points: number, jobs: number): number {

@@ -131,17 +131,22 @@ const BUDGET_STEP_BYTES = 1 << 20;
  */
 export function recordMoments(cache: SnapshotStore, indexIds: readonly string[], interval: string, from: number, to: number, budget: SharedBudget): RecordingData | 'over budget' {
   const recording = new Recording();
+  // What this piece has added to the shared count; the rest of its bytes are added a step at a time.
   let counted = 0;
-  const over = () => {
-    const step = Math.floor((recording.data.bytes - counted) / 1024);
-    counted += step * 1024;
-    return Atomics.add(budget.usedKiB, 0, step) + step > budget.limitBytes / 1024;
+  const count = () => {
+    const kib = Math.floor((recording.data.bytes - counted) / 1024);
+    counted += kib * 1024;
+    Atomics.add(budget.usedKiB, 0, kib);
   };
+  // Checked at every moment, as a read alone stops at once (the other pieces' part as last counted).
+  const over = () => Atomics.load(budget.usedKiB, 0) * 1024 + recording.data.bytes - counted > budget.limitBytes;
   for (const m of cache.history.moments(indexIds, interval, from, to)) {
     recording.add(m);
-    if (recording.data.bytes - counted >= BUDGET_STEP_BYTES && over()) return 'over budget';
+    if (recording.data.bytes - counted >= BUDGET_STEP_BYTES) count();
+    if (over()) return 'over budget';
   }
-  return over() ? 'over budget' : recording.trim();
+  count();
+  return recording.trim();
 }
 
 /** Pieces of one range read apart ({@link recordMoments}), in time order, as one recording: the blocks are shared, not copied. */
@@ -210,8 +215,13 @@ export class RecordedHistory implements HistorySource {
    * those after. Stops reading as soon as the budget is passed; says whether all was kept.
    */
   keep(indexIds: readonly string[], interval: string, from: number, to: number): boolean {
-    for (const _ of this.moments(indexIds, interval, from, to)) if (this.kept.get(momentsKey(indexIds, interval, from, to)) === 'over budget') return false;
-    return this.keepTransitions(indexIds, from, to);
+    const kept = this.kept.get(momentsKey(indexIds, interval, from, to));
+    if (kept === 'over budget') return false;
+    if (kept) return this.keepTransitions(indexIds, from, to);
+    const points = recordMoments(this.cache, indexIds, interval, from, to, sharedBudget(this.budgetBytes - this.usedBytes));
+    if (points !== 'over budget') return this.keepRead(indexIds, interval, from, to, points);
+    this.kept.set(momentsKey(indexIds, interval, from, to), 'over budget');
+    return false;
   }
 
   /**

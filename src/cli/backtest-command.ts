@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { SingleBar } from 'cli-progress';
@@ -29,7 +29,7 @@ import {
 } from '../backtest/index.ts';
 import { BOUNDS, type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { HISTORY_INTERVALS, type HistoryInterval, INTERVAL_MS } from '../contract/index.ts';
-import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, escapeRegExp, jsonSyntaxText, makeDirectories } from '../core/index.ts';
+import { BacktestDataError, ConfigError, type Logger, StrategyError, UsageError, countingInfo, escapeRegExp, jsonSyntaxText, makeDirectories, missingDirectories } from '../core/index.ts';
 import { stableHash } from '../detect/index.ts';
 import { SnapshotStore, type TimeRange } from '../store/index.ts';
 import {
@@ -216,7 +216,7 @@ export function registerBacktestCommand(program: Command): void {
     }
     if (runs.length === 1 && flags.workers !== undefined) logger.warn({ workers: flags.workers }, '--workers sets how many runs of a sweep go at once: a single run ignores it');
     // An --out this command makes is removed again if it fails before writing to it (trial 38: an empty folder left by a range with no data).
-    const outMade = flags.out === undefined ? undefined : missingFolders(flags.out);
+    const outMade = flags.out === undefined ? undefined : missingDirectories(flags.out);
     const cache = SnapshotStore.open(config.db, { readonly: true });
     try {
       // The reports' directory (or the one that will hold it, named by run id) is writable before the replay.
@@ -306,13 +306,6 @@ export function registerBacktestCommand(program: Command): void {
       cache.close();
     }
   });
-}
-
-/** `dir` and those of its parents that do not exist yet, the deepest first: what making it makes. */
-function missingFolders(dir: string): string[] {
-  const missing: string[] = [];
-  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
-  return missing;
 }
 
 /** rmdir, which removes nothing but an empty folder, whatever raced in between. */

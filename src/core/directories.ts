@@ -8,11 +8,7 @@ import { dirname, resolve } from 'node:path';
  * ENOENT once and throws it, as mkdir's own error (its `code`) for the level that failed.
  */
 export function makeDirectories(dir: string): void {
-  const missing: string[] = [];
-  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
-    missing.push(at);
-    if (dirname(at) === at) break;
-  }
+  const missing = missingDirectories(dir);
   // An existing path: the native call returns at once, or throws EEXIST for a file.
   if (missing.length === 0) mkdirSync(dir, { recursive: true });
   for (const level of missing.reverse()) {
@@ -23,6 +19,13 @@ export function makeDirectories(dir: string): void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
     }
   }
+}
+
+/** `dir` and those of its parents that do not exist yet, the deepest first: what making it makes. */
+export function missingDirectories(dir: string): string[] {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
+  return missing;
 }
 
 /** Why a directory could not be made or written, by mkdir's or access's error code. */

@@ -5,7 +5,7 @@ export { type Logger, type LogFormat, type LogLevel, LOG_LEVELS, type CreateLogg
 export { describeIssues, durationText, escapeRegExp, fewNames, jsonSyntaxText, minuteText, plainText, shortJson, weightChange } from './text.ts';
 export { secretValues, withoutSecrets } from './secrets.ts';
 export { mulberry32 } from './random.ts';
-export { makeDirectories, WHY_NOT_WRITABLE } from './directories.ts';
+export { makeDirectories, missingDirectories, WHY_NOT_WRITABLE } from './directories.ts';
 export { type Decimal, ZERO, USD_DP, QUANTITY_DP, decimal, usd, quantity, quantityFor, bpsFactor, usdShare, valueAt, toNumber, toText } from './money.ts';
 export { deepFreeze } from './freeze.ts';
 export { type OptionRange, checkOptionRange } from './option-range.ts';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TradeFill } from './metrics.ts';
+import { carriedBy } from './lazy-list.ts';
 import { TradeBook, type TradeRow } from './trades.ts';
 
 /** A fill of a run, with the event whose handler made it. */
@@ -136,36 +137,7 @@ export class FillLedger {
   }
 }
 
-/** The ledgers of lists not read yet, by the object holding the list: a list read (or set) is the one that counts from then on. */
-const unread = new WeakMap<object, { key: string; get: () => unknown; ledger: FillLedger }>();
-
-/**
- * Gives `target` a property `key` made from `make` when first read, then kept as a plain
- * value, and remembers `ledger` for it until then, out of sight of spreads and JSON: a run's
- * result and report read as before, while a run that never reads the list never makes
- * 49,680 objects. A frozen or sealed target keeps the getter, which gives the same array at
- * every read.
- */
-export function withLazyFills<T extends object, V>(target: T, key: string & keyof T, ledger: FillLedger, make: () => V): T {
-  let value: V;
-  let made = false;
-  const settle = (v: V) => {
-    value = v;
-    made = true;
-    unread.delete(target);
-    if (Object.getOwnPropertyDescriptor(target, key)?.configurable) Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
-  };
-  const get = () => {
-    if (!made) settle(make());
-    return value;
-  };
-  Object.defineProperty(target, key, { configurable: true, enumerable: true, get, set: settle });
-  unread.set(target, { key, get, ledger });
-  return target;
-}
-
-/** The ledger behind `holder[key]` ({@link withLazyFills}) while that list was never read nor set. */
+/** The ledger behind `holder[key]` ({@link withLazyList}) while that list was never read nor set. */
 export function carriedLedger(holder: object, key: string): FillLedger | undefined {
-  const entry = unread.get(holder);
-  return entry !== undefined && entry.key === key && Object.getOwnPropertyDescriptor(holder, key)?.get === entry.get ? entry.ledger : undefined;
+  return carriedBy(holder, key, FillLedger);
 }

@@ -1,6 +1,6 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { valueAsOf } from './metrics.ts';
-import { type BacktestReport, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
+import { type BacktestReport, benchmarkCurveRows, gapText, gapsInRun, labelOf, reportFillRows } from './report.ts';
 import { amount, fillCells, fixed, hours, isShortWindow, metricRows, monthlyGrid, pct, usd } from './table.ts';
 
 /** The charts' series colours, in order. */
@@ -28,7 +28,7 @@ export function chartData(report: BacktestReport) {
   const x = report.equity.map((p) => (p[0] as number) / 1000);
   const cash = report.settings.cash;
   const equity = report.equity.map((p) => ({ t: p[0] as number, value: p[1] as number }));
-  const benchmarks = report.benchmarkCurves.map((b, i) => {
+  const benchmarks = Array.from(benchmarkCurveRows(report.benchmarkCurves), (b, i) => {
     const points = b.points.map(([t, v]) => ({ t: t as number, value: v as number }));
     const base = points[0]?.value ?? 1;
     return { label: `hold ${b.indexId}`, color: BENCHMARK_COLORS[i % BENCHMARK_COLORS.length]!, values: equity.map((p) => (points.length === 0 ? null : (valueAsOf(points, p.t) / base) * cash)) };

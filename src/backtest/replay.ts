@@ -8,8 +8,9 @@ import { MemoryEventLog } from './event-log.ts';
 import { FEED_START, type HistorySource, readEachTime } from './recorded-history.ts';
 import { ReplayMarket } from './replay-market.ts';
 import { SimulatedClock, Timeline, asObserved } from './timeline.ts';
-import { FillLedger, type RunFill, withLazyFills } from './fill-ledger.ts';
-import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, asPoints, returnMetrics, strategyMetricsOf } from './metrics.ts';
+import { FillLedger, type RunFill } from './fill-ledger.ts';
+import { withLazyList } from './lazy-list.ts';
+import { type EquityPoint, type ReturnMetrics, type StrategyMetrics, returnMetrics, strategyMetricsOf } from './metrics.ts';
 
 export interface BacktestOptions {
   /** The cache to replay; open it read-only: a backtest writes nothing to it. */
@@ -197,14 +198,14 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       transitions.return(undefined);
     }
     const equityCloses = timeline.equity.equityPoints();
-    const navCloses = [...timeline.navs].filter(([, closes]) => closes.started).map(([indexId, closes]) => ({ indexId, points: closes.pairs() }));
+    const navCurves = [...timeline.navs].filter(([, closes]) => closes.started).map(([indexId, closes]) => ({ indexId, curve: closes.curve() }));
 
     const parked = ledger.strategies.parked(name);
     const openPositions = runtime.book(name)!.positions.map((p) => ({ instrument: p.instrument, quantity: p.quantity, costUsd: p.costUsd, price: market.price(p.instrument) ?? null }));
     const traded = [...new Set([...fillLedger.instrumentsFilled, ...[...rejections, ...openPositions].map((x) => x.instrument)])].sort();
     const metrics = strategyMetricsOf(equityCloses, fillLedger.book);
-    // Points made one index at a time, for its figures only: the run keeps the pairs.
-    const benchmarks = navCloses.map(({ indexId, points }) => ({ indexId, metrics: returnMetrics(asPoints(points)) }));
+    // Points made one index at a time, for its figures only: the run keeps the columns.
+    const benchmarks = navCurves.map(({ indexId, curve }) => ({ indexId, metrics: returnMetrics(curve.points()) }));
     const fillsHash = fillLedger.hash;
     const eventCounts = log.counts();
     const labels = Object.fromEntries(traded.map((key) => [key, instrumentLabel(o.cache, key)]));
@@ -222,7 +223,8 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       parked: parkedSummary,
       alerts,
       openPositions,
-      series: hashOfJson([equityCloses, navCloses, rejections, alertList]),
+      // The text of the pairs, an index at a time.
+      series: hashOfJson([equityCloses, new JsonList(navCurves, ({ indexId, curve }) => ({ indexId, points: curve.pairs() })), rejections, alertList]),
     };
     const result: BacktestResult = {
       runId: `bt_${stableHash({ name, sourceHash, params: o.strategy.params, settings, requested, read }).slice(0, 16)}`,
@@ -232,7 +234,7 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       coverage,
       metrics,
       benchmarks,
-      // In its place among the fields, made when first read (see withLazyFills).
+      // In its place among the fields, made when first read (see withLazyList).
       fills: [],
       rejections,
       openPositions,
@@ -243,12 +245,13 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       alertList,
       parked: parkedSummary,
       equity: equityCloses,
-      navs: navCloses,
+      // Each made when first read, as the fills are; the report reads the columns.
+      navs: navCurves.map(({ indexId, curve }) => withLazyList({ indexId, points: [] as [number, number][] }, 'points', curve, () => curve.pairs())),
       replayed: timeline.done,
       elapsedMs: performance.now() - started,
       finalState: Object.fromEntries(runtime.state(name)!),
     };
-    return withLazyFills(result, 'fills', fillLedger, () => fillLedger.fills());
+    return withLazyList(result, 'fills', fillLedger, () => fillLedger.fills());
   } finally {
     ledger.close();
   }
@@ -387,8 +390,26 @@ export const defaultMaxGapMs = (interval: HistoryInterval): number => 6 * INTERV
 export const isLargeGap = (gap: TimeRange, step: number, maxGapMs: number): boolean => gap.to - gap.from + step > maxGapMs;
 
 /** The SHA-256 of `JSON.stringify(items)`, fed item by item: a long trade list is never one string. */
+/** A list whose JSON text is made an element at a time, each element as `element` makes it. */
+class JsonList<T> {
+  constructor(
+    readonly items: readonly T[],
+    readonly element: (item: T) => unknown,
+  ) {}
+}
+
+/** SHA-256 of `JSON.stringify(items)`, a {@link JsonList} written as the array it stands for. */
 function hashOfJson(items: readonly unknown[]): string {
   const hash = createHash('sha256').update('[');
-  for (const [i, item] of items.entries()) hash.update(i === 0 ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
+  for (const [i, item] of items.entries()) {
+    if (i > 0) hash.update(',');
+    if (!(item instanceof JsonList)) {
+      hash.update(JSON.stringify(item));
+      continue;
+    }
+    hash.update('[');
+    for (const [k, element] of (item as JsonList<unknown>).items.entries()) hash.update(`${k === 0 ? '' : ','}${JSON.stringify(item.element(element))}`);
+    hash.update(']');
+  }
   return hash.update(']').digest('hex');
 }

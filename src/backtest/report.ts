@@ -3,7 +3,9 @@ import { relative } from 'node:path';
 import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
 import { type BacktestResult, isLargeGap } from './replay.ts';
-import { FillLedger, carriedLedger, withLazyFills } from './fill-ledger.ts';
+import { FillLedger, carriedLedger } from './fill-ledger.ts';
+import { carriedBy, withLazyList } from './lazy-list.ts';
+import { DailyCurve } from './series.ts';
 import { type TradeRow, instrumentPnl, rejectionSummary } from './trades.ts';
 
 export const REPORT_FORMAT = 'indexbot-backtest/2';
@@ -27,7 +29,8 @@ export function buildReport(r: BacktestResult) {
   const equity = dailySeries(r.equity);
   const dd = drawdowns(equity);
   const ledger = carriedLedger(r, 'fills') ?? FillLedger.of(r.fills);
-  const navs = r.navs.map((n) => ({ indexId: n.indexId, points: dailySeries(asPoints(n.points)) }));
+  // A run's own curves are daily already (DailyCloses); a list given or edited is made so.
+  const navs = r.navs.map((n) => ({ indexId: n.indexId, curve: carriedCurve(n, 'points') ?? DailyCurve.daily(asPoints(n.points)) }));
   const warnings: string[] = [];
   if (r.metrics.days < SHORT_WINDOW_DAYS) {
     warnings.push(`the window is ${r.metrics.days.toFixed(1)} days, under ${SHORT_WINDOW_DAYS}: CAGR and Sharpe annualise it and say little`);
@@ -55,10 +58,10 @@ export function buildReport(r: BacktestResult) {
       indexId: b.indexId,
       ...roundAll(b.metrics),
       /** The strategy against this index. */
-      relative: roundAll(relativeMetrics(equity, navs.find((n) => n.indexId === b.indexId)?.points ?? [])),
+      relative: roundAll(relativeMetrics(equity, navs.find((n) => n.indexId === b.indexId)?.curve.points() ?? [])),
     })),
     events: { replayed: r.replayed, detected: r.eventCounts, alerts: r.alerts, parked: r.parked },
-    fills: withLazyFills(
+    fills: withLazyList(
       {
         count: ledger.length,
         hash: r.fillsHash,
@@ -95,9 +98,12 @@ export function buildReport(r: BacktestResult) {
     /** `[time, equity, drawdown, exposure]` on the daily series. */
     equity: equity.map((p, i) => [p.t, num(p.value), num(dd[i]!.value), num(p.exposure)]),
     /** Each index's value on its daily series: the buy-and-hold benchmarks. */
-    benchmarkCurves: navs.map((n) => ({ indexId: n.indexId, points: n.points.map((p) => [p.t, num(p.value)]) })),
+    benchmarkCurves: navs.map(({ indexId, curve }) => withLazyList({ indexId, points: [] as (number | null)[][] }, 'points', curve, () => curve.pairs(num))),
   };
 }
+
+/** The columns behind a curve's `points` while the list was never read nor set. */
+const carriedCurve = (holder: object, key: string) => carriedBy(holder, key, DailyCurve);
 
 /** A fill as report.json lists it. */
 function reportFillRow(f: TradeRow & { eventId: string }) {
@@ -137,6 +143,14 @@ export function* reportFillRows(fills: BacktestReport['fills'], start = 0): Gene
     return;
   }
   for (const row of ledger.rows(start)) yield reportFillRow(row);
+}
+
+/** A report's buy-and-hold curves, each as report.json lists it: a report built by a run makes each row's points as it is read, and drops them after. */
+export function* benchmarkCurveRows(curves: BacktestReport['benchmarkCurves']): Generator<BacktestReport['benchmarkCurves'][number], void, undefined> {
+  for (const c of curves) {
+    const curve = carriedCurve(c, 'points');
+    yield curve === undefined ? c : { indexId: c.indexId, points: curve.pairs(num) };
+  }
 }
 
 /** The start of the warning of holes run past inside the range. */
@@ -254,7 +268,7 @@ export function* reportJsonChunks(report: BacktestReport): Generator<string, voi
     yield parts[i]!;
     const name = parts[i + 1] as ListName;
     // The curves are a value one level in (report.benchmarkCurves), the others two (report.fills.list): their rows one level further.
-    if (name === 'benchmarkCurves') yield* listChunks(report.benchmarkCurves, 1);
+    if (name === 'benchmarkCurves') yield* listChunks(benchmarkCurveRows(report.benchmarkCurves), 1);
     else yield* listChunks(name === 'fills' ? reportFillRows(report.fills) : report[name].list, 2);
   }
   yield `${parts.at(-1)}\n`;

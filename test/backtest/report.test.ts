@@ -212,6 +212,38 @@ describe('report: refused orders, open positions, a short window', () => {
     }
   });
 
+  it("makes each index's daily values as pairs only when read: the report, report.json and the page read the run's columns, to the same bytes", async () => {
+    const { cache, run } = await runsOf('announce-buyer');
+    try {
+      const result = await run();
+      const r = buildReport(result);
+      const unread = (holder: object, key: string) => Object.getOwnPropertyDescriptor(holder, key)?.get !== undefined;
+      const json = [...reportJsonChunks(r)].join('');
+      const html = renderHtml(r);
+      expect(result.navs.length).toBeGreaterThan(0);
+      expect(result.navs.every((n) => unread(n, 'points'))).toBe(true);
+      expect(r.benchmarkCurves.every((c) => unread(c, 'points'))).toBe(true);
+      // Read: plain arrays from then on, the report's the run's values rounded as report.json writes them.
+      const points = result.navs[0]!.points;
+      expect(unread(result.navs[0]!, 'points')).toBe(false);
+      expect(result.navs[0]!.points).toBe(points);
+      expect(points.length).toBeGreaterThan(2);
+      expect(r.benchmarkCurves[0]!.points).toEqual(points.map(([t, v]) => [t, Number(v.toPrecision(12))]));
+      expect(json).toBe(`${JSON.stringify(r, null, 1)}\n`);
+      expect(renderHtml(r)).toBe(html);
+      // A result whose list was changed reports what it holds, on its daily series.
+      const again = await run();
+      const [first, ...rest] = again.navs[0]!.points;
+      again.navs[0]!.points = [[first![0], first![1] * 2], ...rest];
+      const edited = buildReport(again);
+      expect(edited.benchmarkCurves[0]!.points[0]).toEqual([first![0], Number((first![1] * 2).toPrecision(12))]);
+      expect(edited.benchmarkCurves[0]!.points.slice(1)).toEqual(r.benchmarkCurves[0]!.points.slice(1));
+      expect(edited.benchmarks[0]!.relative).not.toEqual(r.benchmarks[0]!.relative);
+    } finally {
+      cache.close();
+    }
+  });
+
   it('a frozen result or report reads its fills, the same array at each read; an edited list is the one the report and the table count (the review)', async () => {
     const { cache, run } = await runsOf('announce-buyer');
     try {

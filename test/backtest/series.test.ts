@@ -25,7 +25,7 @@ describe('DailyCloses', () => {
     value = 99;
     closes.finish();
     const midnight = Date.UTC(2025, 0, 2);
-    expect(closes.pairs()).toEqual([
+    expect(closes.curve().pairs()).toEqual([
       [T0, 1],
       // The item at 00:00 itself (h = 14) counts as at or before the boundary.
       [midnight, 14],
@@ -59,6 +59,6 @@ describe('DailyCloses', () => {
     const closes = new DailyCloses({ closeAt: () => ({ value: 6 }) });
     closes.start(T0, { value: 5 });
     closes.finish();
-    expect(closes.pairs()).toEqual([[T0, 5]]);
+    expect(closes.curve().pairs()).toEqual([[T0, 5]]);
   });
 });

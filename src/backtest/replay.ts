@@ -389,7 +389,6 @@ export const defaultMaxGapMs = (interval: HistoryInterval): number => 6 * INTERV
 /** A gap longer than the largest a run accepts without `allowGaps`. */
 export const isLargeGap = (gap: TimeRange, step: number, maxGapMs: number): boolean => gap.to - gap.from + step > maxGapMs;
 
-/** The SHA-256 of `JSON.stringify(items)`, fed item by item: a long trade list is never one string. */
 /** A list whose JSON text is made an element at a time, each element as `element` makes it. */
 class JsonList<T> {
   constructor(
@@ -398,7 +397,7 @@ class JsonList<T> {
   ) {}
 }
 
-/** SHA-256 of `JSON.stringify(items)`, a {@link JsonList} written as the array it stands for. */
+/** The SHA-256 of `JSON.stringify(items)`, fed a piece at a time (a long list is never one string), a {@link JsonList} as the array it stands for. */
 function hashOfJson(items: readonly unknown[]): string {
   const hash = createHash('sha256').update('[');
   for (const [i, item] of items.entries()) {
@@ -408,7 +407,7 @@ function hashOfJson(items: readonly unknown[]): string {
       continue;
     }
     hash.update('[');
-    for (const [k, element] of (item as JsonList<unknown>).items.entries()) hash.update(`${k === 0 ? '' : ','}${JSON.stringify(item.element(element))}`);
+    for (const [k, element] of item.items.entries()) hash.update(`${k === 0 ? '' : ','}${JSON.stringify(item.element(element))}`);
     hash.update(']');
   }
   return hash.update(']').digest('hex');

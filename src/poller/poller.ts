@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import cron, { type ScheduledTask } from 'node-cron';
+import cron, { type ScheduledTask, type TaskOptions } from 'node-cron';
 import { type IndexClient, SNAPSHOT_PRIORITY } from '../api/index.ts';
 import { type Clock, IndexbotError, type Logger, errorFields, silentLogger, systemClock } from '../core/index.ts';
 import type { Rebalance } from '../contract/index.ts';
@@ -60,6 +60,21 @@ interface JobRun {
 }
 
 /**
+ * node-cron's own lines, through the process's logger: by itself it writes them to the
+ * console in colour, past the log level and the JSON format (CI: a demo under load printed
+ * "[NODE-CRON] [WARN] missed execution ..." with terminal escapes). Its warnings are of a
+ * tick missed or blocked by the one before: harmless here, as the next tick starts what is
+ * due by the clock, so they are debug lines.
+ */
+function cronLogger(logger: Logger): NonNullable<TaskOptions['logger']> {
+  const line = (level: 'debug' | 'error') => (message: string | Error, err?: Error) => {
+    const error = err ?? (message instanceof Error ? message : undefined);
+    logger[level]({ source: 'node-cron', ...(error === undefined ? {} : { err: errorFields(error) }) }, `node-cron: ${typeof message === 'string' ? message : message.message}`);
+  };
+  return { debug: line('debug'), info: line('debug'), warn: line('debug'), error: line('error') };
+}
+
+/**
  * Runs every poll job at its interval. node-cron ticks once a second and each tick starts
  * the jobs that are due: a job never overlaps itself, a failing job backs off on its own,
  * and after downtime each job is simply due once (no burst of missed ticks).
@@ -108,7 +123,7 @@ export class Poller {
   start(): void {
     if (this.task) return;
     // Six fields: every second, which is TICK_MS.
-    this.task = cron.schedule('* * * * * *', () => this.tick(), { name: 'indexbot-poller', noOverlap: true });
+    this.task = cron.schedule('* * * * * *', () => this.tick(), { name: 'indexbot-poller', noOverlap: true, logger: cronLogger(this.logger) });
     this.tick();
   }
 

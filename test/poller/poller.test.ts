@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IndexClient } from '../../src/api/index.ts';
 import { ManualClock } from '../../src/core/index.ts';
 import { Poller } from '../../src/poller/index.ts';
@@ -222,4 +222,33 @@ describe('Poller.stop', () => {
     expect(polled).toEqual([]);
     store.close();
   });
+});
+
+describe('Poller.start', () => {
+  it("sends node-cron's lines to its logger, never to the console in colour: a tick missed while the event loop was blocked is a debug line (CI: the demo printed one with terminal escapes)", async () => {
+    const lines: { level: string; msg: string | undefined }[] = [];
+    const at = (level: string) => (_obj: object, msg?: string) => lines.push({ level, msg });
+    const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => logger };
+    const fake = fakeTransport(() => ({ body: comp(1) }));
+    const client = new IndexClient({ baseUrl: 'http://api.test/v1', adapter: fake.adapter, retries: 0 });
+    const store = SnapshotStore.open(tempDbPath());
+    const consoleLines: unknown[][] = [];
+    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((name) => vi.spyOn(console, name).mockImplementation((...args) => void consoleLines.push(args)));
+    const poller = new Poller({ client, store, jobs: [{ name: 'composition:sindex', kind: 'composition', indexId: 'sindex', intervalMs: 60_000 }], logger });
+    try {
+      poller.start();
+      // node-cron's own timers, on the real clock: block the loop past two of its ticks.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const until = Date.now() + 2_500;
+      while (Date.now() < until);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    } finally {
+      await poller.stop(1_000);
+      for (const spy of spies) spy.mockRestore();
+      store.close();
+    }
+    expect(consoleLines).toEqual([]);
+    expect(lines.filter((l) => l.msg?.startsWith('node-cron: missed execution')).map((l) => l.level)).toContain('debug');
+    expect(lines.filter((l) => l.msg?.startsWith('node-cron:') && l.level !== 'debug')).toEqual([]);
+  }, 15_000);
 });

@@ -490,10 +490,13 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   // A path (a slash, or a source file's extension) names a file, which must be there.
   if ((/[/\\]/.test(nameOrPath) || STRATEGY_SOURCE.test(nameOrPath)) && !existsSync(nameOrPath)) throw new ConfigError(`strategy file ${nameOrPath} does not exist`);
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
-  if (asFile && !existsSync(dir)) return { strategy: asFile, file: nameOrPath };
+  const hasDir = existsSync(dir);
+  if (asFile && !hasDir) return { strategy: asFile, file: nameOrPath };
+  // A directory named (flag or config) must be there, as for a bot; the default one may not be: the examples are found by name without it (trial 40: exit 70 outside a project).
+  if (!hasDir && explicit) throw new ConfigError(`strategies directory ${dir} does not exist`);
   // The config's names need no check against the strategies of the directory when each is a
   // file's, or they speak for another directory (where they would only be warned of).
-  const stems = strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, ''));
+  const stems = hasDir ? strategyFiles(dir).map((f) => basename(f).replace(STRATEGY_SOURCE, '')) : [];
   const configured = [...Object.keys(config.strategies.params ?? {}), ...(config.strategies.disabled ?? [])];
   const namesNeedNoLoad = (also: string) => config.strategies.onUnknownName === 'warn' || configured.every((n) => stems.includes(n) || n === also);
   // A file given by its path, alone: the strategies beside it are neither evaluated nor warned about (trial 37: every module in strategies/ ran, and broken ones were warned of).
@@ -508,7 +511,7 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   }
   const all = await loadStrategies(dir, { onError: 'skip', explicit, logger });
   const names = [...new Set([...all.map((s) => s.strategy.name), ...(asFile ? [asFile.name] : [])])];
-  checkConfiguredNames({ ...config.strategies, logger }, dir, names, existsSync(dir) && strategyFiles(dir).length > all.length);
+  checkConfiguredNames({ ...config.strategies, logger }, dir, names, hasDir && strategyFiles(dir).length > all.length);
   if (asFile) return { strategy: asFile, file: nameOrPath };
   const found = all.find((s) => s.strategy.name === nameOrPath);
   if (found) return { strategy: found.strategy, file: found.file };

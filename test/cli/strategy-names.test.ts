@@ -1,4 +1,6 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SnapshotStore } from '../../src/store/index.ts';
@@ -67,6 +69,28 @@ describe('strategies.params and strategies.disabled naming no strategy of the di
       `indexbot: no strategy named "nope" in ${dir} (found mine) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [USAGE_INVALID]`,
     );
     expect(unknown.status).toBe(64);
+  });
+
+  it('backtest and check-lookahead find a shipped example by name from a folder with no strategies directory; a directory named and missing is one line, exit 78 (trial 40: exit 70, scandir)', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'indexbot-no-strategies-'));
+    const db = join(cwd, 'cache.db');
+    SnapshotStore.open(db).close();
+    const bin = new URL('../../bin/indexbot.js', import.meta.url).pathname;
+    const cli = (args: string[]) => spawnSync(process.execPath, [bin, ...args, '--db', db], { cwd, encoding: 'utf8', timeout: 60_000 });
+    for (const command of ['backtest', 'check-lookahead']) {
+      const r = cli([command, '--strategy', 'rebalance-front-run', '--indexes', 'sindex', '--from', '2026-01-01', '--to', '2026-02-01']);
+      // The strategy was found: what stops it is the empty cache.
+      expect(r.stderr.trim().split('\n'), `${command}: ${r.stderr}`).toEqual([expect.stringMatching(/^indexbot: .*holds no 1h history for sindex; .*\[BACKTEST_NO_DATA\]$/)]);
+      expect(r.status).toBe(64);
+    }
+    const unknown = cli(['backtest', '--strategy', 'nope']);
+    expect(unknown.stderr).toBe(
+      'indexbot: no strategy named "nope" in strategies (found none) nor among the examples (drift-reversion, rebalance-alert, rebalance-front-run); give a name or a file path [USAGE_INVALID]\n',
+    );
+    expect(unknown.status).toBe(64);
+    const missing = cli(['backtest', '--strategy', 'rebalance-front-run', '--strategies', 'nodir']);
+    expect(missing.stderr).toBe('indexbot: strategies directory nodir does not exist [CONFIG_INVALID]\n');
+    expect(missing.status).toBe(78);
   });
 
   it('backtest of a strategy file that is not there, or with a grid the JSON parser quotes over two lines, says so in one line', async () => {

@@ -128,9 +128,21 @@ export function sweepHeadings(reports: readonly ReportSummary[]): { labels: stri
   return { labels: SWEEP_COLUMNS.map(([key, label]) => (short && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warnings };
 }
 
+/** The most equity curves a sweep's page draws: a grid of thousands drew a line each, a page of hundreds of megabytes that no browser could show. */
+export const SWEEP_PAGE_CURVES = 20;
+
+/** The runs whose curves the page draws: all up to {@link SWEEP_PAGE_CURVES}, else those of highest total return (a run with none last), in the runs' order. */
+export function drawnRuns(rows: readonly Pick<SweepRow, 'totalReturn'>[], limit = SWEEP_PAGE_CURVES): number[] {
+  const order = rows.map((_, i) => i);
+  if (rows.length <= limit) return order;
+  const best = order.sort((a, b) => (rows[b]!.totalReturn ?? Number.NEGATIVE_INFINITY) - (rows[a]!.totalReturn ?? Number.NEGATIVE_INFINITY) || a - b).slice(0, limit);
+  return best.sort((a, b) => a - b);
+}
+
 /**
  * A sweep's comparison page, one file with uPlot inlined: a table of every run's figures
- * (click a heading to sort by it) and their equity curves on one chart.
+ * (click a heading to sort by it) and the equity curves of up to {@link SWEEP_PAGE_CURVES}
+ * of them on one chart, each drawn run's row marked in its colour.
  */
 export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonly ReportSummary[]): string {
   const { js, css } = uplotAssets();
@@ -140,7 +152,9 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
   // Every run of a sweep has the same range, so the same daily times: one x axis.
   const x = reports[0]!.equity.map((p) => (p[0] as number) / 1000);
   // The legend names each run by its params, as the table's second column does.
-  const series = reports.map((r, i) => ({ label: JSON.stringify(rows[i]!.params), color: SERIES_COLORS[i % SERIES_COLORS.length]!, values: r.equity.map((p) => p[1] as number) }));
+  const drawn = drawnRuns(allParams);
+  const colorOf = new Map(drawn.map((run, k) => [run, SERIES_COLORS[k % SERIES_COLORS.length]!]));
+  const series = drawn.map((i) => ({ label: JSON.stringify(rows[i]!.params), color: colorOf.get(i)!, values: reports[i]!.equity.map((p) => p[1] as number) }));
   const headings = sweepHeadings(reports);
   const head = headings.labels.map((label, i) => `<th data-col="${i}">${escapeHtml(label)}</th>`).join('');
   const body = rows
@@ -153,7 +167,8 @@ export function renderSweepHtml(allParams: readonly SweepRow[], reports: readonl
         const shown = key === 'runId' ? `<a href="${escapeHtml(encodeURIComponent(v as string))}/report.html">${text}</a>` : text;
         return `<td data-v="${escapeHtml(sortKey)}">${shown}</td>`;
       }).join('');
-      return `<tr style="border-left:4px solid ${SERIES_COLORS[i % SERIES_COLORS.length]}">${cells}</tr>`;
+      const color = colorOf.get(i);
+      return color === undefined ? `<tr>${cells}</tr>` : `<tr style="border-left:4px solid ${color}">${cells}</tr>`;
     })
     .join('');
   const data = JSON.stringify({ x, series }).replace(/</g, '\\u003c');
@@ -168,6 +183,7 @@ ${Object.keys(fixed).length === 0 ? '' : `<p id="fixed-params">The same in every
 <table id="runs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>
 ${headings.warnings.map((w) => `<p class="range-warning">(!) ${escapeHtml(w)}</p>`).join('\n')}
 <h2>Equity</h2>
+${drawn.length < rows.length ? `<p id="drawn-note">The ${drawn.length} runs of highest total return, their rows marked in the table; each run's report.html draws its own.</p>` : ''}
 <div id="equity-chart"></div>
 <script>${js}</script>
 <script>

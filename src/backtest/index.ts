@@ -14,6 +14,8 @@ export {
   drawdowns,
   dailySeries,
   DAY_MS,
+  ANNUALISED_METRICS,
+  shortWindowWarning,
   type ValuePoint,
   type EquityPoint,
   type TradeFill,

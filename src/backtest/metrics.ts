@@ -14,6 +14,14 @@ const YEAR_DAYS = 365;
 /** A window shorter than this makes annualised figures (CAGR, Sharpe) mostly noise. */
 export const SHORT_WINDOW_DAYS = 90;
 
+/** The figures that annualise a window's returns, which {@link SHORT_WINDOW_DAYS} qualifies. */
+export const ANNUALISED_METRICS: readonly string[] = ['cagr', 'sharpe', 'sortino', 'calmar'];
+
+/** What qualifies the annualised figures of a span of `days`, if shorter than {@link SHORT_WINDOW_DAYS}: `subject` names the span. */
+export function shortWindowWarning(days: number, subject = 'the window is'): string | null {
+  return days < SHORT_WINDOW_DAYS ? `${subject} ${days.toFixed(1)} days, under ${SHORT_WINDOW_DAYS}: CAGR and Sharpe annualise it and say little` : null;
+}
+
 export const METRIC_CONVENTIONS =
   'Daily series: the value at each 00:00 UTC (as of the last replayed point at or before it), plus the first and last points. ' +
   'Returns, volatility, Sharpe, Sortino, drawdowns, alpha, beta and the information ratio all use that series. ' +

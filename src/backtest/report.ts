@@ -1,6 +1,6 @@
 import { fewNames } from '../core/index.ts';
 import { relative } from 'node:path';
-import { DAY_MS, METRIC_CONVENTIONS, SHORT_WINDOW_DAYS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics } from './metrics.ts';
+import { DAY_MS, METRIC_CONVENTIONS, asPoints, dailySeries, drawdownPeriods, drawdowns, monthlyReturns, relativeMetrics, shortWindowWarning } from './metrics.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
 import { type BacktestResult, isLargeGap } from './replay.ts';
 import { FillLedger, carriedLedger } from './fill-ledger.ts';
@@ -32,9 +32,8 @@ export function buildReport(r: BacktestResult) {
   // A run's own curves are daily already (DailyCloses); a list given or edited is made so.
   const navs = r.navs.map((n) => ({ indexId: n.indexId, curve: carriedCurve(n, 'points') ?? DailyCurve.daily(asPoints(n.points)) }));
   const warnings: string[] = [];
-  if (r.metrics.days < SHORT_WINDOW_DAYS) {
-    warnings.push(`the window is ${r.metrics.days.toFixed(1)} days, under ${SHORT_WINDOW_DAYS}: CAGR and Sharpe annualise it and say little`);
-  }
+  const short = shortWindowWarning(r.metrics.days);
+  if (short) warnings.push(short);
   const narrowed = narrowedRange(r);
   if (narrowed) warnings.push(narrowed);
   const settings = { ...r.settings, from: iso(r.settings.from), to: iso(r.settings.to), requested: r.requested && { from: iso(r.requested.from), to: iso(r.requested.to) } };

@@ -7,7 +7,7 @@ import { type ConfigFlags, loadConfig } from '../config/index.ts';
 import { ConfigError, UsageError } from '../core/index.ts';
 import { INTERVAL_MS } from '../contract/index.ts';
 import { stableHash } from '../detect/index.ts';
-import { RANK_METRICS, type RankMetric, renderWalkForwardPage, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
+import { RANK_METRICS, type RankMetric, renderWalkForwardPage, shortWindowMarks, sweepRunner, walkForward, walkForwardWindows } from '../research/index.ts';
 import { SnapshotStore } from '../store/index.ts';
 import {
   type BacktestInputFlags,
@@ -183,13 +183,15 @@ export function registerWalkForwardCommand(program: Command): void {
       const m = r.outOfSample.metrics;
       const { fixed: same } = splitParams(r.windows[0]?.params, swept);
       const stitched = (m as unknown as Record<string, number | null | undefined>)[r.metric];
+      const marks = shortWindowMarks(r);
       const lines = [
         `walk-forward ${loaded.strategy.name}: ${windows.length} windows (${flags.anchored ? 'anchored' : 'rolling'}), ${grid.length} candidates each, best by ${r.metric}`,
-        formatTable([['#', 'train', 'test', 'chosen params', `${r.metric} in`, `${r.metric} out`, 'test return'], ...rows]),
+        formatTable([['#', 'train', 'test', 'chosen params', `${r.metric} in${marks.inSample}`, `${r.metric} out${marks.outOfSample}`, 'test return'], ...rows]),
         ...(Object.keys(same).length === 0 ? [] : [`the same in every window: ${JSON.stringify(same)}`]),
         '',
         `${r.metric}: in-sample mean ${f(r.inSampleMean)}${stitched === undefined ? '' : `, out-of-sample stitched ${f(stitched)}`}`,
-        `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
+        `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino${marks.stitched} ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
+        ...(marks.warning === null ? [] : [`(!) ${marks.warning}`]),
         `written: ${join(dir, 'walk-forward.json')}, ${join(dir, 'walk-forward.html')}`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,6 +1,6 @@
 import { escapeHtml, fixed, pct, splitParams } from '../backtest/index.ts';
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
-import type { WalkForwardResult } from './walk-forward.ts';
+import { type WalkForwardResult, shortWindowMarks } from './walk-forward.ts';
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
 
@@ -14,17 +14,19 @@ export function renderWalkForwardPage(title: string, r: WalkForwardResult, forma
       `<tr><th>${i + 1}</th><td>${day(w.trainFrom)} .. ${day(w.trainTo)}</td><td>${day(w.testFrom)} .. ${day(w.testTo)}</td><td><code>${escapeHtml(JSON.stringify(splitParams(w.params, swept).chosen))}</code></td><td>${format(w.inSample)}</td><td>${format(w.outOfSample)}</td><td>${pct(w.testReturn)}</td></tr>`,
   );
   const m = r.outOfSample.metrics;
+  const marks = shortWindowMarks(r);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${css}
 body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#222}table{border-collapse:collapse}td,th{padding:3px 9px;text-align:right;border-bottom:1px solid #eee}td:nth-child(4){text-align:left}</style>
 </head><body><main>
 <h1>${escapeHtml(title)}</h1>
-<p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR ${pct(m.cagr)}, Sharpe ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
+<p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino${marks.stitched} ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
+${marks.warning === null ? '' : `<p class="range-warning">(!) ${escapeHtml(marks.warning)}</p>`}
 <div id="oos-chart"></div>
 <h2>Windows</h2>
 ${Object.keys(same).length === 0 ? '' : `<p id="fixed-params">The same in every window: <code>${escapeHtml(JSON.stringify(same))}</code></p>`}
-<table id="windows"><thead><tr><th>#</th><th>train</th><th>test</th><th>chosen params</th><th>${escapeHtml(r.metric)} in</th><th>${escapeHtml(r.metric)} out</th><th>test return</th></tr></thead><tbody>${rows.join('')}</tbody></table>
+<table id="windows"><thead><tr><th>#</th><th>train</th><th>test</th><th>chosen params</th><th>${escapeHtml(r.metric)} in${marks.inSample}</th><th>${escapeHtml(r.metric)} out${marks.outOfSample}</th><th>test return</th></tr></thead><tbody>${rows.join('')}</tbody></table>
 </main>
 <script>${js}</script>
 <script>

@@ -1,4 +1,4 @@
-import { DAY_MS, type EquityPoint, type ReturnMetrics, returnMetrics } from '../backtest/index.ts';
+import { ANNUALISED_METRICS, DAY_MS, type EquityPoint, type ReturnMetrics, returnMetrics, shortWindowWarning } from '../backtest/index.ts';
 import { UsageError } from '../core/index.ts';
 import { type RankMetric, type TrialRunner, bestIndex, score } from './trials.ts';
 
@@ -128,4 +128,17 @@ export async function walkForward(o: {
     outOfSample: { metrics: returnMetrics(equity), equity },
     inSampleMean: inSample.length === 0 ? null : inSample.reduce((a, b) => a + b, 0) / inSample.length,
   };
+}
+
+/**
+ * What qualifies a walk-forward's annualised figures, as a single run's table marks them
+ * (trial 40: 14-day windows' CAGR unmarked): ` (!)` beside the ranking metric's in- and
+ * out-of-sample headings when it annualises windows under 90 days, beside the stitched CAGR,
+ * Sharpe and Sortino when the test windows stitched are, and that warning.
+ */
+export function shortWindowMarks(r: Pick<WalkForwardResult, 'metric' | 'windows' | 'outOfSample'>): { inSample: string; outOfSample: string; stitched: string; warning: string | null } {
+  const shortest = (span: (w: WalkForwardResult['windows'][number]) => number) => Math.min(...r.windows.map((w) => span(w) / DAY_MS));
+  const mark = (days: number) => (ANNUALISED_METRICS.includes(r.metric) && shortWindowWarning(days) !== null ? ' (!)' : '');
+  const warning = shortWindowWarning(r.outOfSample.metrics.days, 'the test windows stitched are');
+  return { inSample: mark(shortest((w) => w.trainTo - w.trainFrom)), outOfSample: mark(shortest((w) => w.testTo - w.testFrom)), stitched: warning === null ? '' : ' (!)', warning };
 }

@@ -114,7 +114,8 @@ describe('research commands', () => {
     expect(lines[1]).toMatch(/^# +train +test +chosen params +totalReturn in +totalReturn out +test return$/);
     expect(lines[2]).toMatch(/^1 +2025-03-01 \.\. 2025-03-03 +2025-03-03 \.\. 2025-03-04 +\{"notionalUsd":50\} +-?[\d.]+% +/);
     expect(lines[3]).toMatch(/^2 +2025-03-02 \.\. 2025-03-04 +2025-03-04 \.\. 2025-03-05 /);
-    expect(r.stdout).toMatch(/out-of-sample, stitched: return -?[\d.]+%/);
+    expect(r.stdout).toMatch(/out-of-sample, stitched: return -?[\d.]+%, CAGR \(!\) -?[\d.]+%, Sharpe \(!\) /);
+    expect(r.stdout).toMatch(/\n\(!\) the test windows stitched are [\d.]+ days, under 90: CAGR and Sharpe annualise it and say little\n/);
     const saved = JSON.parse(readFileSync(join(out, 'walk-forward.json'), 'utf8'));
     expect(saved.windows).toHaveLength(2);
     expect(saved.windows[0].params).toEqual({ notionalUsd: 50 });
@@ -122,6 +123,7 @@ describe('research commands', () => {
     const page = readFileSync(join(out, 'walk-forward.html'), 'utf8');
     expect(page.match(/<table id="windows">.*?<\/table>/s)![0].match(/<tr>/g)).toHaveLength(3);
     expect(page).not.toMatch(/<script src=|<link /);
+    expect(page).toContain('<p class="range-warning">(!) the test windows stitched are ');
     const bad = await runCli(['walk-forward', '--strategy', 'rebalance-front-run', '--grid', grid, '--train', '0d', '--test', '1d'], env);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toBe(`indexbot: option '--train <duration>' argument '0d' is invalid. expected a duration from 1h to 3650d, got "0d" [USAGE_INVALID]\n`);

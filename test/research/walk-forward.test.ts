@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, type EquityPoint, type StrategyMetrics, runBacktest, splitParams } from '../../src/backtest/index.ts';
 import { UsageError } from '../../src/core/index.ts';
-import { renderWalkForwardPage, stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
+import { renderWalkForwardPage, shortWindowMarks, stitch, sweepRunner, walkForward, walkForwardWindows } from '../../src/research/index.ts';
 import { SnapshotStore } from '../../src/store/index.ts';
 import { loadStrategyModule, withParams } from '../../src/strategy/index.ts';
 import { H, T0, buildCache } from '../helpers/backtest-cache.ts';
@@ -35,6 +35,22 @@ describe('walk-forward windows', () => {
     expect(() => walkForwardWindows({ from: 0, to: 99 * D, trainMs: 30 * D, testMs: 10 * D, stepMs: 5 * D })).toThrow('--step (5 d) must be at least --test (10 d)');
     // Two flags that disagree: a usage error (exit 64), as any bad flag is (found by a trial: it exited 78).
     expect(() => walkForwardWindows({ from: 0, to: 99 * D, trainMs: 30 * D, testMs: 10 * D, stepMs: 5 * D })).toThrow(UsageError);
+  });
+});
+
+describe('walk-forward short windows', () => {
+  it('marks an annualised ranking metric of windows under 90 days, and the stitched CAGR, Sharpe and Sortino of test windows under 90 days in all (trial 40)', () => {
+    const window = (trainDays: number, testDays: number) => ({ trainFrom: 0, trainTo: trainDays * DAY_MS, testFrom: trainDays * DAY_MS, testTo: (trainDays + testDays) * DAY_MS });
+    const result = (metric: 'sharpe' | 'totalReturn', windows: ReturnType<typeof window>[], days: number) =>
+      ({ metric, windows, outOfSample: { metrics: { days } } }) as unknown as Parameters<typeof shortWindowMarks>[0];
+    expect(shortWindowMarks(result('sharpe', [window(120, 30), window(89, 100)], 130))).toEqual({ inSample: ' (!)', outOfSample: ' (!)', stitched: '', warning: null });
+    expect(shortWindowMarks(result('sharpe', [window(120, 100)], 100))).toEqual({ inSample: '', outOfSample: '', stitched: '', warning: null });
+    expect(shortWindowMarks(result('totalReturn', [window(30, 14), window(30, 14)], 28))).toEqual({
+      inSample: '',
+      outOfSample: '',
+      stitched: ' (!)',
+      warning: 'the test windows stitched are 28.0 days, under 90: CAGR and Sharpe annualise it and say little',
+    });
   });
 });
 

@@ -148,7 +148,9 @@ export function* reportFillRows(fills: BacktestReport['fills'], start = 0): Gene
 export function* benchmarkCurveRows(curves: BacktestReport['benchmarkCurves']): Generator<BacktestReport['benchmarkCurves'][number], void, undefined> {
   for (const c of curves) {
     const curve = carriedCurve(c, 'points');
-    yield curve === undefined ? c : { indexId: c.indexId, points: curve.pairs(num) };
+    // An entry given other keys is written as it stands, as JSON.stringify would.
+    const asMade = curve !== undefined && Object.keys(c).join() === 'indexId,points';
+    yield asMade ? { indexId: c.indexId, points: curve.pairs(num) } : c;
   }
 }
 

@@ -231,6 +231,12 @@ describe('report: refused orders, open positions, a short window', () => {
       expect(r.benchmarkCurves[0]!.points).toEqual(points.map(([t, v]) => [t, Number(v.toPrecision(12))]));
       expect(json).toBe(`${JSON.stringify(r, null, 1)}\n`);
       expect(renderHtml(r)).toBe(html);
+      // An entry given a key of its own is written as it stands (the review: written from its columns, the key was lost).
+      const labelled = buildReport(await run());
+      Object.assign(labelled.benchmarkCurves[0]!, { label: 'mine' });
+      const labelledJson = [...reportJsonChunks(labelled)].join('');
+      expect(labelledJson).toContain('"label": "mine"');
+      expect(labelledJson).toBe(`${JSON.stringify(labelled, null, 1)}\n`);
       // A result whose list was changed reports what it holds, on its daily series.
       const again = await run();
       const [first, ...rest] = again.navs[0]!.points;

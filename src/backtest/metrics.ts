@@ -14,8 +14,8 @@ const YEAR_DAYS = 365;
 /** A window shorter than this makes annualised figures (CAGR, Sharpe) mostly noise. */
 export const SHORT_WINDOW_DAYS = 90;
 
-/** The figures that annualise a window's returns, which {@link SHORT_WINDOW_DAYS} qualifies. */
-export const ANNUALISED_METRICS: readonly string[] = ['cagr', 'sharpe', 'sortino', 'calmar'];
+/** The figures the short-window mark qualifies, as its warning names them: the run's table, a sweep's and walk-forward's mark these. */
+export const ANNUALISED_METRICS: readonly string[] = ['cagr', 'sharpe'];
 
 /** What qualifies the annualised figures of a span of `days`, if shorter than {@link SHORT_WINDOW_DAYS}: `subject` names the span. */
 export function shortWindowWarning(days: number, subject = 'the window is'): string | null {

@@ -1,6 +1,7 @@
 import { UTC_TIME_OPTIONS, uplotAssets } from '../pages/index.ts';
 import { SERIES_COLORS, escapeHtml } from './html.ts';
 import { type BacktestReport, HOLES_PREFIX, NARROWED_PREFIX, type ReportSummary } from './report.ts';
+import { ANNUALISED_METRICS } from './metrics.ts';
 import { fixed, isShortWindow, pct } from './table.ts';
 
 /** One row of a sweep's comparison: what `sweep.json` holds per run. */
@@ -125,11 +126,11 @@ export function sweepHeadings(reports: readonly ReportSummary[]): { labels: stri
   // range narrowed to the cache, holes run past) qualifies them all, and is said once (trial 38:
   // a sweep narrowed under --allow-gaps said so in no table and no page).
   const warnings = first ? [...(short ? [first.warnings[0]!] : []), ...[NARROWED_PREFIX, HOLES_PREFIX].flatMap((prefix) => first.warnings.filter((w) => w.startsWith(prefix)))] : [];
-  return { labels: SWEEP_COLUMNS.map(([key, label]) => (short && (key === 'cagr' || key === 'sharpe') ? `${label} (!)` : label)), warnings };
+  return { labels: SWEEP_COLUMNS.map(([key, label]) => (short && ANNUALISED_METRICS.includes(key) ? `${label} (!)` : label)), warnings };
 }
 
-/** The most equity curves a sweep's page draws: a grid of thousands drew a line each, a page of hundreds of megabytes that no browser could show. */
-export const SWEEP_PAGE_CURVES = 20;
+/** The most equity curves a sweep's page draws, one per colour: a grid of thousands drew a line each, a page of hundreds of megabytes that no browser could show. */
+export const SWEEP_PAGE_CURVES = SERIES_COLORS.length;
 
 /** The runs whose curves the page draws: all up to {@link SWEEP_PAGE_CURVES}, else those of highest total return (a run with none last), in the runs' order. */
 export function drawnRuns(rows: readonly Pick<SweepRow, 'totalReturn'>[], limit = SWEEP_PAGE_CURVES): number[] {

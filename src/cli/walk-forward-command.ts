@@ -190,8 +190,8 @@ export function registerWalkForwardCommand(program: Command): void {
         ...(Object.keys(same).length === 0 ? [] : [`the same in every window: ${JSON.stringify(same)}`]),
         '',
         `${r.metric}: in-sample mean ${f(r.inSampleMean)}${stitched === undefined ? '' : `, out-of-sample stitched ${f(stitched)}`}`,
-        `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino${marks.stitched} ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
-        ...(marks.warning === null ? [] : [`(!) ${marks.warning}`]),
+        `out-of-sample, stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)}, ${fixed(m.days, 1)} days`,
+        ...marks.warnings.map((w) => `(!) ${w}`),
         `written: ${join(dir, 'walk-forward.json')}, ${join(dir, 'walk-forward.html')}`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);

@@ -21,8 +21,8 @@ export function renderWalkForwardPage(title: string, r: WalkForwardResult, forma
 body{font:14px system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#222}table{border-collapse:collapse}td,th{padding:3px 9px;text-align:right;border-bottom:1px solid #eee}td:nth-child(4){text-align:left}</style>
 </head><body><main>
 <h1>${escapeHtml(title)}</h1>
-<p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino${marks.stitched} ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
-${marks.warning === null ? '' : `<p class="range-warning">(!) ${escapeHtml(marks.warning)}</p>`}
+<p>Out of sample, the test windows stitched: return ${pct(m.totalReturn)}, CAGR${marks.stitched} ${pct(m.cagr)}, Sharpe${marks.stitched} ${fixed(m.sharpe)}, Sortino ${fixed(m.sortino)}, max drawdown ${pct(m.maxDrawdown)} over ${fixed(m.days, 1)} days. In-sample mean ${escapeHtml(r.metric)}: ${format(r.inSampleMean)}.</p>
+${marks.warnings.map((w) => `<p class="range-warning">(!) ${escapeHtml(w)}</p>`).join('\n')}
 <div id="oos-chart"></div>
 <h2>Windows</h2>
 ${Object.keys(same).length === 0 ? '' : `<p id="fixed-params">The same in every window: <code>${escapeHtml(JSON.stringify(same))}</code></p>`}

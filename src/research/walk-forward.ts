@@ -133,12 +133,25 @@ export async function walkForward(o: {
 /**
  * What qualifies a walk-forward's annualised figures, as a single run's table marks them
  * (trial 40: 14-day windows' CAGR unmarked): ` (!)` beside the ranking metric's in- and
- * out-of-sample headings when it annualises windows under 90 days, beside the stitched CAGR,
- * Sharpe and Sortino when the test windows stitched are, and that warning.
+ * out-of-sample headings when it is CAGR or Sharpe of windows under 90 days, beside the
+ * stitched CAGR and Sharpe when the test windows stitched are, and a warning for each.
  */
-export function shortWindowMarks(r: Pick<WalkForwardResult, 'metric' | 'windows' | 'outOfSample'>): { inSample: string; outOfSample: string; stitched: string; warning: string | null } {
+export function shortWindowMarks(r: Pick<WalkForwardResult, 'metric' | 'windows' | 'outOfSample'>): { inSample: string; outOfSample: string; stitched: string; warnings: string[] } {
   const shortest = (span: (w: WalkForwardResult['windows'][number]) => number) => Math.min(...r.windows.map((w) => span(w) / DAY_MS));
-  const mark = (days: number) => (ANNUALISED_METRICS.includes(r.metric) && shortWindowWarning(days) !== null ? ' (!)' : '');
-  const warning = shortWindowWarning(r.outOfSample.metrics.days, 'the test windows stitched are');
-  return { inSample: mark(shortest((w) => w.trainTo - w.trainFrom)), outOfSample: mark(shortest((w) => w.testTo - w.testFrom)), stitched: warning === null ? '' : ' (!)', warning };
+  const ranked = ANNUALISED_METRICS.includes(r.metric);
+  const train = ranked
+    ? shortWindowWarning(
+        shortest((w) => w.trainTo - w.trainFrom),
+        'the shortest train window is',
+      )
+    : null;
+  const test = ranked
+    ? shortWindowWarning(
+        shortest((w) => w.testTo - w.testFrom),
+        'the shortest test window is',
+      )
+    : null;
+  const stitched = shortWindowWarning(r.outOfSample.metrics.days, 'the test windows stitched are');
+  const mark = (warning: string | null) => (warning === null ? '' : ' (!)');
+  return { inSample: mark(train), outOfSample: mark(test), stitched: mark(stitched), warnings: [train, test, stitched].filter((w) => w !== null) };
 }

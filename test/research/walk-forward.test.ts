@@ -43,13 +43,21 @@ describe('walk-forward short windows', () => {
     const window = (trainDays: number, testDays: number) => ({ trainFrom: 0, trainTo: trainDays * DAY_MS, testFrom: trainDays * DAY_MS, testTo: (trainDays + testDays) * DAY_MS });
     const result = (metric: 'sharpe' | 'totalReturn', windows: ReturnType<typeof window>[], days: number) =>
       ({ metric, windows, outOfSample: { metrics: { days } } }) as unknown as Parameters<typeof shortWindowMarks>[0];
-    expect(shortWindowMarks(result('sharpe', [window(120, 30), window(89, 100)], 130))).toEqual({ inSample: ' (!)', outOfSample: ' (!)', stitched: '', warning: null });
-    expect(shortWindowMarks(result('sharpe', [window(120, 100)], 100))).toEqual({ inSample: '', outOfSample: '', stitched: '', warning: null });
+    const under = (subject: string, days: number) => `${subject} ${days.toFixed(1)} days, under 90: CAGR and Sharpe annualise it and say little`;
+    expect(shortWindowMarks(result('sharpe', [window(120, 30), window(89, 100)], 130))).toEqual({
+      inSample: ' (!)',
+      outOfSample: ' (!)',
+      stitched: '',
+      warnings: [under('the shortest train window is', 89), under('the shortest test window is', 30)],
+    });
+    expect(shortWindowMarks(result('sharpe', [window(120, 100)], 100))).toEqual({ inSample: '', outOfSample: '', stitched: '', warnings: [] });
+    // Sortino annualises too, but the mark and its warning name CAGR and Sharpe, as a single run's table marks them.
+    expect(shortWindowMarks(result('sortino' as 'sharpe', [window(30, 14)], 100)).warnings).toEqual([]);
     expect(shortWindowMarks(result('totalReturn', [window(30, 14), window(30, 14)], 28))).toEqual({
       inSample: '',
       outOfSample: '',
       stitched: ' (!)',
-      warning: 'the test windows stitched are 28.0 days, under 90: CAGR and Sharpe annualise it and say little',
+      warnings: [under('the test windows stitched are', 28)],
     });
   });
 });

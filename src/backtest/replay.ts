@@ -223,7 +223,7 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       parked: parkedSummary,
       alerts,
       openPositions,
-      // The text of the pairs, an index at a time.
+      // Hashed an index at a time: the whole text of 40 indexes' 4 years was one 2.6 MB string.
       series: hashOfJson([equityCloses, new JsonList(navCurves, ({ indexId, curve }) => ({ indexId, points: curve.pairs() })), rejections, alertList]),
     };
     const result: BacktestResult = {
@@ -245,7 +245,7 @@ async function replayIn({ settings, coverage, requested }: ReplayRange, o: Backt
       alertList,
       parked: parkedSummary,
       equity: equityCloses,
-      // Each made when first read, as the fills are; the report reads the columns.
+      // Made when first read, as the fills are: the report reads the columns, and 58,400 pairs held at report time lifted peak RSS.
       navs: navCurves.map(({ indexId, curve }) => withLazyList({ indexId, points: [] as [number, number][] }, 'points', curve, () => curve.pairs())),
       replayed: timeline.done,
       elapsedMs: performance.now() - started,

@@ -492,7 +492,7 @@ export async function resolveStrategy(nameOrPath: string, config: Config, logger
   const asFile = existsSync(nameOrPath) && STRATEGY_SOURCE.test(nameOrPath) ? await loadStrategyModule(nameOrPath) : undefined;
   const hasDir = existsSync(dir);
   if (asFile && !hasDir) return { strategy: asFile, file: nameOrPath };
-  // A directory named (flag or config) must be there, as for a bot; the default one may not be: the examples are found by name without it (trial 40: exit 70 outside a project).
+  // A directory named (flag or config) to look a name up in must be there, as for a bot; the default one may not be: the examples are found by name without it (trial 40: exit 70 outside a project).
   if (!hasDir && explicit) throw new ConfigError(`strategies directory ${dir} does not exist`);
   // The config's names need no check against the strategies of the directory when each is a
   // file's, or they speak for another directory (where they would only be warned of).

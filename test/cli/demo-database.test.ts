@@ -86,7 +86,6 @@ describe('demo --db', () => {
     store.appendEvents([{ ...event, id: 'rebalance.announced:sindex:left-from-before' }]);
     store.close();
     const before = eventCount(db);
-    expect(before).toBeGreaterThan(0);
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     try {

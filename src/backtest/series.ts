@@ -111,9 +111,11 @@ export class DailyCurve {
     return this.times.length;
   }
 
-  /** `[t, value]` per point, each value through `round`. */
-  pairs<V = number>(round: (value: number) => V = (v) => v as V): [number, V][] {
-    return Array.from({ length: this.length }, (_, i): [number, V] => [this.times[i]!, round(this.values[i]!)]);
+  /** `[t, value]` per point, each value through `round` when given. */
+  pairs(): [number, number][];
+  pairs<V>(round: (value: number) => V): [number, V][];
+  pairs(round?: (value: number) => unknown): [number, unknown][] {
+    return Array.from({ length: this.length }, (_, i): [number, unknown] => [this.times[i]!, round === undefined ? this.values[i]! : round(this.values[i]!)]);
   }
 
   points(): ValuePoint[] {
